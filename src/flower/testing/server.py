@@ -1,0 +1,501 @@
+"""A loopback emulator of the Anthropic Messages API that plays a :class:`Script`.
+
+The bundled Claude Code CLI talks to whatever ``ANTHROPIC_BASE_URL`` names.
+Pointing it here lets the real CLI run real tools, fire real hooks, start
+subagents and mirror transcripts to a session store, fully offline and for
+free. The server speaks just enough of the API for that: ``POST /v1/messages``
+streamed as server-sent events (or as one JSON body when ``stream`` is false,
+which the CLI uses after a cut stream), and the error bodies the real API
+sends.
+
+It runs in a daemon thread so synchronous tests, async tests and a standalone
+process can all use it, and it can be stopped and restarted on the same port
+to simulate a network outage.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .script import Conversation, Fault, Script, ToolCall, Turn, load_script
+
+AGENT_HEADER = "x-claude-code-agent-id"
+MODEL_NAME = "claude-scripted-1"
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+_ERROR_MESSAGES = {
+    401: "invalid x-api-key",
+    429: "Number of request tokens has exceeded your per-minute rate limit",
+    500: "Internal server error",
+    529: "Overloaded",
+}
+OVERFLOW_MESSAGE = "prompt is too long: 1048577 tokens > 1000000 maximum"
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the server saw it, and what it did with it.
+
+    Attributes:
+        path: Request path including the query string.
+        headers: Lower-cased header names.
+        body: The parsed JSON body (``{}`` if it was not JSON).
+        conversation: Name of the conversation that answered, or ``None``.
+        turn: Index of the turn chosen (number of assistant messages).
+        attempt: 1-based attempt number at that (conversation, turn).
+        outcome: ``"reply"``, ``"unscripted"``, ``"unmatched"``, or the
+            fault served (``"529"``, ``"drop"``, ``"cut"``, ``"overflow"``).
+        at: ``time.time()`` when it arrived.
+    """
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    conversation: str | None = None
+    turn: int = 0
+    attempt: int = 1
+    outcome: str = ""
+    at: float = field(default_factory=time.time)
+
+    @property
+    def is_subagent(self) -> bool:
+        return AGENT_HEADER in self.headers
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages") or [])
+
+    @property
+    def system_text(self) -> str:
+        return _system_text(self.body)
+
+    def text(self) -> str:
+        """All text the request carries (system prompt and messages), for substring checks."""
+        return self.system_text + "\n" + "\n".join(message_text(m) for m in self.messages)
+
+    def tool_results(self) -> dict[str, str]:
+        """``tool_use_id`` -> result text for every tool_result in the request."""
+        out: dict[str, str] = {}
+        for msg in self.messages:
+            content = msg.get("content")
+            if not isinstance(content, list):
+                continue
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    out[str(block.get("tool_use_id"))] = _block_text(block.get("content"))
+        return out
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """Text of one API message: text blocks and tool_result contents, joined."""
+    return _block_text(message.get("content"))
+
+
+def _block_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif block.get("type") == "tool_result":
+            parts.append(_block_text(block.get("content")))
+    return "\n".join(parts)
+
+
+def _system_text(body: Mapping[str, Any]) -> str:
+    system = body.get("system")
+    if isinstance(system, str):
+        return system
+    if isinstance(system, list):
+        return "\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    return ""
+
+
+def _user_texts(messages: list[dict[str, Any]]) -> tuple[str, str]:
+    users = [m for m in messages if m.get("role") == "user"]
+    if not users:
+        return "", ""
+    return message_text(users[0]), message_text(users[-1])
+
+
+class ScriptedModel:
+    """Serve a :class:`Script` on ``127.0.0.1`` for the Claude Code CLI.
+
+    Example::
+
+        from flower.testing import ScriptedModel, conversation, bash, text
+
+        with ScriptedModel([conversation("main", bash("ls"), text("done"))]) as model:
+            options = ClaudeAgentOptions(env=model.env(home=tmp_path), ...)
+            ...
+            assert model.requests[-1].tool_results()
+
+    Attributes:
+        requests: Every request received, in arrival order.
+    """
+
+    def __init__(self, script: Any = (), *, port: int = 0, host: str = "127.0.0.1") -> None:
+        self._script = load_script(script)
+        self._host = host
+        self._port = port
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._attempts: dict[tuple[str, int], int] = {}
+        self.requests: list[RecordedRequest] = []
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> str:
+        """Start serving (on the previous port after a :meth:`stop`) and return the base URL."""
+        if self._httpd is not None:
+            return self.base_url
+        handler = type("_BoundHandler", (_Handler,), {"model": self})
+        httpd = _Server((self._host, self._port), handler)
+        self._port = httpd.server_address[1]
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self.base_url
+
+    def stop(self) -> None:
+        """Stop serving; connections are refused until :meth:`start` (same port)."""
+        httpd, self._httpd = self._httpd, None
+        if httpd is not None:
+            httpd.shutdown()
+            httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def restart(self, *, after: float = 0.0) -> None:
+        """Stop now and start again on the same port, ``after`` seconds later (non-blocking)."""
+        self.stop()
+        if after <= 0:
+            self.start()
+            return
+        timer = threading.Timer(after, self.start)
+        timer.daemon = True
+        timer.start()
+
+    @property
+    def running(self) -> bool:
+        return self._httpd is not None
+
+    def __enter__(self) -> ScriptedModel:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- configuration --------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self._host}:{self._port}"
+
+    @property
+    def script(self) -> Script:
+        return self._script
+
+    def play(self, script: Any) -> None:
+        """Replace the script and forget fault counters (recorded requests are kept)."""
+        with self._lock:
+            self._script = load_script(script)
+            self._attempts.clear()
+
+    def reset(self) -> None:
+        """Forget recorded requests and fault counters."""
+        with self._lock:
+            self.requests.clear()
+            self._attempts.clear()
+
+    def env(self, *, home: Any, max_retries: int = 0, **extra: str) -> dict[str, str]:
+        """Environment for ``ClaudeAgentOptions.env`` pointing the CLI at this server."""
+        from .env import offline_env
+
+        return offline_env(self.base_url, home=home, max_retries=max_retries, **extra)
+
+    # --- queries for assertions -------------------------------------------------------------
+
+    def requests_for(self, conversation: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.conversation == conversation]
+
+    def last(self, conversation: str | None = None) -> RecordedRequest:
+        pool = self.requests if conversation is None else self.requests_for(conversation)
+        if not pool:
+            raise AssertionError(f"no request recorded for {conversation or 'any conversation'}")
+        return pool[-1]
+
+    # --- request handling (called from handler threads) -----------------------------------
+
+    def _decide(self, rec: RecordedRequest) -> tuple[Conversation | None, Turn | None, Fault | None]:
+        messages = rec.messages
+        first_user, last_user = _user_texts(messages)
+        with self._lock:
+            self.requests.append(rec)
+            conv = self._script.route(
+                first_user=first_user,
+                last_user=last_user,
+                system=rec.system_text,
+                is_subagent=rec.is_subagent,
+            )
+            if conv is None:
+                rec.outcome = "unmatched"
+                return None, None, None
+            rec.conversation = conv.name
+            rec.turn = sum(1 for m in messages if m.get("role") == "assistant")
+            if rec.turn >= len(conv.turns):
+                rec.outcome = "unscripted"
+                return conv, None, None
+            turn = conv.turns[rec.turn]
+            key = (conv.name, rec.turn)
+            self._attempts[key] = rec.attempt = self._attempts.get(key, 0) + 1
+            fault: Fault | None = turn.fail_always
+            if fault is None and rec.attempt <= len(turn.faults):
+                fault = turn.faults[rec.attempt - 1]
+            rec.outcome = str(fault) if fault is not None else "reply"
+            return conv, turn, fault
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 64
+
+
+class _Handler(BaseHTTPRequestHandler):
+    model: ScriptedModel
+    protocol_version = "HTTP/1.1"
+    server_version = "flower-scripted-model/1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+    def do_HEAD(self) -> None:
+        self._json(200, {})
+
+    def do_GET(self) -> None:
+        self._json(404, _error_body(404, f"the scripted model only serves POST /v1/messages, not {self.path}"))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        rec = RecordedRequest(
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body if isinstance(body, dict) else {},
+        )
+        if not self.path.startswith("/v1/messages") or self.path.startswith("/v1/messages/count_tokens"):
+            self.model._decide(rec)  # record it
+            rec.outcome = "not-served"
+            self._json(404, _error_body(404, f"not served by the scripted model: {self.path}"))
+            return
+        conv, turn, fault = self.model._decide(rec)
+        if turn is not None and turn.delay:
+            time.sleep(turn.delay)
+        stream = bool(rec.body.get("stream"))
+        if conv is None:
+            self._reply(_message(Turn(text="(no scripted conversation matches this request)"), rec, conv), stream)
+        elif turn is None:
+            self._reply(_message(Turn(text=conv.after_end), rec, conv), stream)
+        elif fault is None:
+            self._reply(_message(turn, rec, conv, usage=turn.usage), stream)
+        else:
+            self._fault(fault, _message(turn, rec, conv, usage=turn.usage), stream)
+
+    # --- responses --------------------------------------------------------------------------
+
+    def _json(self, status: int, payload: Mapping[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("request-id", f"req_{uuid.uuid4().hex[:20]}")
+        self.send_header("connection", "close")
+        if status in (429, 529):
+            self.send_header("retry-after", "0")
+        self.end_headers()
+        self.wfile.write(data)
+        self.close_connection = True
+
+    def _reply(self, message: dict[str, Any], stream: bool) -> None:
+        if not stream:
+            self._json(200, message)
+            return
+        self._start_stream()
+        for event, data in _stream_events(message):
+            self._event(event, data)
+        self.wfile.flush()
+        self.close_connection = True
+
+    def _start_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("request-id", f"req_{uuid.uuid4().hex[:20]}")
+        self.send_header("connection", "close")
+        self.end_headers()
+
+    def _event(self, event: str, data: Mapping[str, Any]) -> None:
+        self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+
+    def _fault(self, fault: Fault, message: dict[str, Any], stream: bool) -> None:
+        if fault == "overflow":
+            self._json(400, _error_body(400, OVERFLOW_MESSAGE))
+        elif fault == "drop":
+            self._abort()
+        elif fault == "cut":
+            if not stream:
+                self._abort()
+                return
+            self._start_stream()
+            events = _stream_events(message)
+            for event, data in events[:3]:  # message_start, a block start, one delta
+                self._event(event, data)
+            self.wfile.flush()
+            self._abort()
+        else:
+            assert isinstance(fault, int)
+            self._json(fault, _error_body(fault))
+
+    def _abort(self) -> None:
+        """Close the socket with a reset so the client sees a dropped connection."""
+        self.close_connection = True
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def _error_body(status: int, message: str | None = None) -> dict[str, Any]:
+    return {
+        "type": "error",
+        "error": {
+            "type": _ERROR_TYPES.get(status, "api_error"),
+            "message": message or _ERROR_MESSAGES.get(status, HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "error"),
+        },
+    }
+
+
+def _message(
+    turn: Turn, rec: RecordedRequest, conv: Conversation | None, usage: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if turn.thinking:
+        content.append({"type": "thinking", "thinking": turn.thinking, "signature": "scripted"})
+    if turn.text:
+        content.append({"type": "text", "text": turn.text})
+    conv_name = conv.name if conv else "none"
+    for n, call in enumerate(turn.tools):
+        content.append(_tool_block(call, conv_name, rec.turn, n))
+    estimated = max(1, len(json.dumps(rec.body)) // 4)
+    report = {
+        "input_tokens": estimated,
+        "output_tokens": max(1, sum(len(json.dumps(c)) for c in content) // 4),
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+    report.update(usage or {})
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": rec.body.get("model") or MODEL_NAME,
+        "content": content,
+        "stop_reason": turn.stop_reason,
+        "stop_sequence": None,
+        "usage": report,
+    }
+
+
+def _tool_block(call: ToolCall, conv: str, turn: int, n: int) -> dict[str, Any]:
+    safe = "".join(ch if ch.isalnum() else "_" for ch in conv)
+    return {
+        "type": "tool_use",
+        "id": call.id or f"toolu_{safe}_{turn}_{n}",
+        "name": call.name,
+        "input": dict(call.input),
+    }
+
+
+def _stream_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The SSE sequence the real API sends for ``message``."""
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
+    for index, block in enumerate(message["content"]):
+        kind = block["type"]
+        if kind == "text":
+            events.append(_block_start(index, {"type": "text", "text": ""}))
+            events.extend(_delta(index, {"type": "text_delta", "text": chunk}) for chunk in _chunks(block["text"]))
+        elif kind == "thinking":
+            events.append(_block_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
+            events.append(_delta(index, {"type": "thinking_delta", "thinking": block["thinking"]}))
+            events.append(_delta(index, {"type": "signature_delta", "signature": block["signature"]}))
+        else:
+            events.append(_block_start(index, {**block, "input": {}}))
+            payload = json.dumps(block["input"])
+            events.extend(
+                _delta(index, {"type": "input_json_delta", "partial_json": chunk}) for chunk in _chunks(payload)
+            )
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": usage["output_tokens"]},
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def _block_start(index: int, block: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return "content_block_start", {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def _delta(index: int, delta: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def _chunks(text: str, size: int = 2048) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
