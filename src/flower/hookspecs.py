@@ -1,0 +1,289 @@
+"""Every hook flower offers to plugins.
+
+flower is a small kernel plus plugins. The kernel calls these hooks; the default
+plugins in :mod:`flower_plugins` implement all of them with ``trylast=True`` so an
+installed plugin's implementation runs first (and, for ``firstresult`` hooks, wins by
+returning anything but ``None``).
+
+Write a plugin as a module or class with functions named after these hooks, decorated
+with :data:`flower.hookimpl`, and register it through the ``flower`` entry-point group::
+
+    # pyproject.toml of flower-plugin-x
+    [project.entry-points.flower]
+    x = "flower_plugin_x"
+
+An implementation may accept any subset of a hook's arguments, by name. A function
+whose name starts with ``flower_`` but matches no hook here makes flower refuse the
+plugin (it is shown as an error in ``flower plugins list``) instead of silently never
+calling it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    import click
+    from claude_agent_sdk.types import HookMatcher, SessionStore
+
+    from flower.core.agent import AgentSpec
+    from flower.core.channel import Channel
+    from flower.core.events import Event
+    from flower.core.handoff import Handoff
+    from flower.core.workbench import Workbench
+    from flower.plugin_types import ErrorClass, HandoffRequest, RoleFactory, StoreSettings
+
+PROJECT = "flower"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# --- storage ---------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def flower_session_store(settings: StoreSettings) -> SessionStore | None:
+    """Build the session store a Runtime mirrors every transcript to.
+
+    Called once per Runtime. The store decides what "resume" feeds back to the model:
+    the default returns ``PruningSessionStore(run_dir/"sessions.db", ...)`` with the
+    Runtime's policies, so resumes drop retry-storm errors, old denials and stale
+    one-off results. A storage plugin returns its own store when ``settings.url``
+    names a backend it serves (the bundled Postgres plugin answers
+    ``postgresql+psycopg://...``) and ``None`` otherwise.
+
+    :param settings: Where the run lives and which load-time policies apply; see
+        :class:`flower.plugin_types.StoreSettings`.
+    :return: An object implementing the SDK's ``SessionStore`` protocol, or ``None``
+        to let the next implementation decide.
+
+    Stops at the first non-``None`` result (``firstresult``).
+
+    Example::
+
+        @hookimpl
+        def flower_session_store(settings):
+            if settings.url and settings.url.startswith("redis://"):
+                return RedisStore(settings.url)
+            return None
+    """
+
+
+# --- resilience ------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def flower_classify_error(text: str) -> ErrorClass | None:
+    """Say whether a failed attempt is worth waiting for.
+
+    The Runtime calls this with the error text of a failed attempt (the SDK's error
+    message, the CLI's API error, stderr). ``"transient"`` means wait for the network
+    and resume the same session; ``"fatal"`` means stop now (bad credentials, a
+    malformed request); ``"unknown"`` is retried only when
+    ``Resilience.retry_unknown`` is true. The default checks fatal patterns before
+    transient ones, because texts such as a 401 often mention "connection".
+
+    :param text: The error text, possibly several messages joined by newlines.
+    :return: ``"transient"``, ``"fatal"``, ``"unknown"``, or ``None`` for no opinion.
+
+    Stops at the first non-``None`` result (``firstresult``).
+
+    Example::
+
+        @hookimpl
+        def flower_classify_error(text):
+            if "my-gateway: quota exhausted" in text:
+                return "fatal"
+            return None
+    """
+
+
+# --- handoff ---------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def flower_handoff_writer(request: HandoffRequest) -> Awaitable[Handoff] | None:
+    """Produce the handoff document when a session's context is full.
+
+    Instead of letting the CLI compact the conversation, flower asks the full session to
+    write a readable handoff (what it is doing, what was decided, dead ends, what comes
+    next, the scene), then starts a fresh session from it. The default runs
+    ``HANDOFF_PROMPT`` as one more round of the same session with the budget lifted and
+    no UI events, parses it with ``Handoff.parse``, and falls back to ``degraded()``
+    when the round fails. The Runtime writes the result to disk and archives older
+    documents; the writer only produces it.
+
+    :param request: The Runtime, the spec, the step, the full session's id, the
+        original prompt and the context figures; see
+        :class:`flower.plugin_types.HandoffRequest`.
+    :return: An awaitable resolving to a :class:`flower.core.handoff.Handoff`, or
+        ``None`` to let the next implementation decide.
+
+    Stops at the first non-``None`` result (``firstresult``).
+
+    Example::
+
+        @hookimpl
+        def flower_handoff_writer(request):
+            async def write():
+                return Handoff(doing="...", next="...", step=request.step)
+            return write()
+    """
+
+
+# --- guards ----------------------------------------------------------------------------
+
+
+@hookspec
+def flower_guards(
+    spec: AgentSpec,
+    workbench: Workbench | None,
+    spill_threshold: int | None,
+) -> dict[str, list[HookMatcher]] | None:
+    """Contribute SDK hook matchers that every session of ``spec`` runs with.
+
+    Guards are the walls a prompt cannot talk its way around: the whitelist that makes
+    ``allowed_tools`` exclusive for hands-on tools, the delegate guard that stops a
+    coordinator's main thread from doing the work, spilling of over-long results,
+    the workbench index, worktree isolation. The default plugin returns exactly the
+    seed's set for the spec; every implementation's result is merged with
+    ``merge_hooks`` (in call order: plugins first, defaults last), after ``spec.hooks``.
+
+    :param spec: The agent about to run.
+    :param workbench: The Runtime's workbench, or ``None`` when the Runtime has none or
+        the spec opts out (``spec.workbench`` false).
+    :param spill_threshold: Characters above which a tool result is spilled to disk,
+        or ``None`` for no spilling.
+    :return: ``{"PreToolUse": [HookMatcher, ...], ...}``, or ``None`` for nothing.
+
+    All results are collected.
+
+    Example::
+
+        @hookimpl
+        def flower_guards(spec):
+            async def no_curl(data, tool_use_id, context):
+                if "curl " in data["tool_input"].get("command", ""):
+                    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                            "permissionDecision": "deny",
+                            "permissionDecisionReason": "No network from Bash here."}}
+                return {}
+            return {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[no_curl])]}
+    """
+
+
+# --- the human -------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def flower_human_channel(
+    log_path: Any,
+    amend_path: Any,
+    max_asks: int | None,
+    timeout_s: float | None,
+) -> Channel | None:
+    """Build the channel through which agents ask the human and read the inbox.
+
+    The default is the terminal: questions are printed, answers typed. A plugin can
+    route them to chat, a web page or a pager instead; roles only need the small
+    :class:`flower.core.channel.Channel` interface (tool names and MCP servers).
+
+    :param log_path: Where the question-and-answer log goes (``<notes>/问答记录.md``),
+        or ``None``.
+    :param amend_path: The brief to which the human's later remarks are appended, or
+        ``None``.
+    :param max_asks: Most questions an agent may ask in one run, ``None`` for no limit.
+    :param timeout_s: Seconds to wait for an answer; ``0`` answers "nobody is here"
+        at once (unattended runs), ``None`` waits forever.
+    :return: A channel, or ``None`` to let the next implementation decide.
+
+    Stops at the first non-``None`` result (``firstresult``).
+
+    Example::
+
+        @hookimpl
+        def flower_human_channel(log_path, timeout_s):
+            return SlackChannel(os.environ["SLACK_WEBHOOK"], log_path=log_path)
+    """
+
+
+# --- roles -----------------------------------------------------------------------------
+
+
+@hookspec
+def flower_roles() -> Iterable[RoleFactory]:
+    """Name the roles a plugin can build.
+
+    The default plugin names the five documented roles: ``coordinator``, ``worker``,
+    ``clarify``, ``judge`` and ``oracle``. A plugin adds its own (a reviewer, a
+    researcher) or replaces one by registering the same name: later registrations win,
+    so an installed plugin's role shadows the default.
+
+    :return: :class:`flower.plugin_types.RoleFactory` objects.
+
+    All results are collected.
+
+    Example::
+
+        @hookimpl
+        def flower_roles():
+            return [RoleFactory("reviewer", make_reviewer, returns="agent",
+                                description="reads a diff and lists defects")]
+    """
+
+
+# --- observation -----------------------------------------------------------------------
+
+
+@hookspec
+def flower_event(event: Event) -> None:
+    """Observe everything flower reports while it works.
+
+    Called for every :class:`flower.core.events.Event` (steps, tool calls, retries,
+    handoff phases, results), in addition to the ``on_event`` callback of the call that
+    caused it. Use it to log, meter or forward progress. An exception raised here is
+    reported on stderr and does not stop the run: observing must never break the work.
+
+    :param event: The event.
+
+    All implementations are called; return values are ignored.
+
+    Example::
+
+        @hookimpl
+        def flower_event(event):
+            if event.kind == "retry":
+                metrics.increment("flower.retries")
+    """
+
+
+# --- the command line ------------------------------------------------------------------
+
+
+@hookspec
+def flower_cli_commands() -> Iterable[click.Command]:
+    """Add subcommands to the ``flower`` command.
+
+    Called when the command line is built. Keep the plugin module's import light (import
+    heavy libraries inside the command), since ``flower --help`` loads plugins to list
+    their commands.
+
+    :return: ``click.Command`` objects; each becomes ``flower <name>``. A name that
+        clashes with a built-in command is ignored with a warning.
+
+    All results are collected.
+
+    Example::
+
+        @hookimpl
+        def flower_cli_commands():
+            @click.command()
+            def hello():
+                "Say hello."
+                click.echo("hello")
+            return [hello]
+    """

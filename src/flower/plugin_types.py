@@ -1,0 +1,97 @@
+"""Named objects that hooks take and return.
+
+Hooks return these instead of bare tuples or dicts (the conda idiom), so adding a field
+later does not break a plugin, and ``flower plugins list`` can describe what each
+plugin contributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from flower.core.agent import AgentSpec
+    from flower.stores.prune import PrunePolicy
+    from flower.stores.trim import EphemeralPolicy, TrimPolicy
+
+#: How the resilience layer treats an error text: wait and resume, stop, or decide
+#: by ``Resilience.retry_unknown``.
+ErrorClass = Literal["transient", "fatal", "unknown"]
+
+
+@dataclass(frozen=True)
+class RoleFactory:
+    """A named way to build an agent for one role.
+
+    Attributes:
+        name: The role's name (``"coordinator"``, ``"worker"``, ``"clarify"``,
+            ``"judge"``, ``"oracle"``, or a plugin's own).
+        factory: The callable; its signature is the role's documented one.
+        returns: ``"spec"`` when it builds an ``AgentSpec`` (the role runs its own
+            session) or ``"agent"`` when it builds an ``AgentDefinition`` (the role runs
+            as a subagent of a coordinator).
+        description: One line for ``flower plugins list`` and docs.
+    """
+
+    name: str
+    factory: Callable[..., Any]
+    returns: Literal["spec", "agent"] = "spec"
+    description: str = ""
+
+
+@dataclass
+class HandoffRequest:
+    """Everything a handoff writer needs when a session's context is full.
+
+    Attributes:
+        runtime: The Runtime running the step (use ``runtime.run`` for the handoff round).
+        spec: The agent whose session is full.
+        step: The step name (the document goes to ``<notes>/交接-<step>.md``).
+        session_id: The full session; the handoff round resumes it, since only that
+            session holds the context to summarise.
+        prompt: The step's original task, used by ``degraded()`` when no round works.
+        used: Tokens in the context when the handoff was triggered.
+        window: The context window the policy assumes.
+        overflow: True when the API already refused the prompt as too long, so a
+            round on the same session will likely fail and a degraded document is due.
+        generation: How many handoffs this step has done before this one.
+    """
+
+    runtime: Any
+    spec: AgentSpec
+    step: str
+    session_id: str
+    prompt: str
+    used: int = 0
+    window: int = 0
+    overflow: bool = False
+    generation: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """Where and how a Runtime keeps its sessions, as the session-store hook receives it.
+
+    Attributes:
+        run_dir: The run directory (``runs/`` by default); the embedded store lives at
+            ``run_dir/sessions.db``.
+        workspace: The project folder; trimmed text spills under it.
+        url: ``FLOWER_STORE_URL`` or ``None``; a storage plugin answers when it
+            recognises the scheme.
+        trim: Trimming of large old results at load time (``TrimPolicy``;
+            ``enabled=False`` when the Runtime was built with ``trim=False``).
+        ephemeral: Expiry of stale one-off command results (``EphemeralPolicy``).
+        prune: Removal of retry-storm errors, old denials and interruption leftovers
+            (``PrunePolicy``); applies whatever ``trim`` says.
+    """
+
+    run_dir: Path
+    workspace: Path
+    trim: TrimPolicy
+    ephemeral: EphemeralPolicy
+    prune: PrunePolicy
+    url: str | None = None

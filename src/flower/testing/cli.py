@@ -1,0 +1,77 @@
+"""Run the scripted model standalone: ``python -m flower.testing serve script.json``.
+
+The same command is ``flower scripted-model serve`` (contributed by the default plugin
+``flower_plugins.scripted_model``), so users can point their own workflows at it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import tempfile
+import threading
+from pathlib import Path
+
+import click
+
+from .script import ScriptError, load_script
+from .server import ScriptedModel
+
+
+@click.group(name="scripted-model")
+def scripted_model() -> None:
+    """The offline model server flower's tests use (a Messages API emulator)."""
+
+
+@scripted_model.command()
+@click.argument("script", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0 picks a free one).")
+@click.option("--home", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="HOME/CLAUDE_CONFIG_DIR for the printed environment (default: a new temp dir).")
+@click.option("--record", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write every request as JSON lines to this file when stopped.")
+@click.option("--quiet", is_flag=True, help="Do not print one line per request.")
+def serve(script: Path, port: int, home: Path | None, record: Path | None, quiet: bool) -> None:
+    """Serve SCRIPT (JSON) until Ctrl-C, printing the environment to use.
+
+    \b
+    Script shape:
+      {"conversations": [{"name": "main", "match": {"first_user": "hi"},
+        "turns": [{"tool_use": {"name": "Bash", "input": {"command": "ls"}}},
+                  {"text": "done", "usage": {"input_tokens": 12000}}]}]}
+    """
+    try:
+        model = ScriptedModel(load_script(script), port=port)
+    except ScriptError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        url = model.start()
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+    home = home or Path(tempfile.mkdtemp(prefix="flower-scripted-"))
+    click.echo(f"scripted model on {url}  (Ctrl-C to stop)", err=True)
+    for name, value in model.env(home=home).items():
+        if value:
+            click.echo(f"export {name}={shlex.quote(value)}")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    seen = 0
+    try:
+        while not stop.wait(0.2):
+            while not quiet and seen < len(model.requests):
+                r = model.requests[seen]
+                seen += 1
+                who = "subagent" if r.is_subagent else "main"
+                click.echo(f"{who:8} {r.conversation or '-':16} turn {r.turn:<3} attempt {r.attempt:<2} {r.outcome}", err=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        model.stop()
+        if record is not None:
+            tmp = record.with_suffix(record.suffix + ".tmp")
+            with tmp.open("w", encoding="utf-8") as fh:
+                for r in model.requests:
+                    fh.write(json.dumps({"conversation": r.conversation, "turn": r.turn, "attempt": r.attempt,
+                                         "outcome": r.outcome, "headers": r.headers, "body": r.body}) + "\n")
+            tmp.replace(record)

@@ -1,0 +1,62 @@
+"""pytest fixtures for testing agent workflows offline (registered through ``pytest11``).
+
+``scripted_model``
+    A started :class:`~flower.testing.ScriptedModel` with an empty script; give it one
+    with ``scripted_model.play([...])``. Stopped after the test.
+``claude_home``
+    A fresh temporary ``HOME`` for the CLI (its ``.claude`` is ``CLAUDE_CONFIG_DIR``).
+``claude_env``
+    The ``env`` for ``ClaudeAgentOptions``: the CLI pointed at ``scripted_model``, offline,
+    in ``claude_home``, with ``CLAUDE_CODE_MAX_RETRIES=0``. The same variables are set in
+    ``os.environ`` for the test's duration, so code that builds its own options (a
+    ``Runtime``) is offline too.
+
+Example::
+
+    from claude_agent_sdk import ClaudeAgentOptions, query
+    from flower.testing import bash, conversation, text
+
+    async def test_lists_files(scripted_model, claude_env, tmp_path):
+        scripted_model.play([conversation("main", bash("ls"), text("done"))])
+        options = ClaudeAgentOptions(cwd=tmp_path, env=claude_env, allowed_tools=["Bash"])
+        async for _ in query(prompt="list the files", options=options):
+            pass
+        assert scripted_model.last("main").tool_results()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .server import ScriptedModel
+
+
+@pytest.fixture
+def scripted_model() -> Iterator[ScriptedModel]:
+    model = ScriptedModel()
+    model.start()
+    try:
+        yield model
+    finally:
+        model.stop()
+
+
+@pytest.fixture
+def claude_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture
+def claude_env(
+    scripted_model: ScriptedModel, claude_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
+    env = scripted_model.env(home=claude_home)
+    for name, value in env.items():
+        if value:
+            monkeypatch.setenv(name, value)
+        else:
+            monkeypatch.delenv(name, raising=False)
+    return env
