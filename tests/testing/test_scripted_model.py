@@ -1,0 +1,244 @@
+"""The scripted model's own contract, checked over real HTTP (no CLI needed)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.testing import (
+    AGENT_HEADER,
+    OVERFLOW_MESSAGE,
+    Conversation,
+    Match,
+    ScriptedModel,
+    ScriptError,
+    Turn,
+    bash,
+    conversation,
+    load_script,
+    text,
+)
+
+
+def post(model: ScriptedModel, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, str]:
+    conn = http.client.HTTPConnection("127.0.0.1", model.port, timeout=5)
+    conn.request("POST", "/v1/messages?beta=true", json.dumps(body), {"content-type": "application/json", **(headers or {})})
+    response = conn.getresponse()
+    data = response.read().decode()
+    conn.close()
+    return response.status, data
+
+
+def request(*, user: str = "hi", assistants: int = 0, stream: bool = True, system: str = "") -> dict[str, Any]:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": user}]}]
+    for n in range(assistants):
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": f"a{n}"}]})
+        messages.append({"role": "user", "content": "next"})
+    return {"model": "m", "stream": stream, "system": [{"type": "text", "text": system}], "messages": messages}
+
+
+def sse_events(data: str) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in data.splitlines() if line.startswith("data: ")]
+
+
+@pytest.fixture
+def model() -> Any:
+    with ScriptedModel() as m:
+        yield m
+
+
+def test_reply_is_chosen_by_the_number_of_assistant_messages(model: ScriptedModel) -> None:
+    model.play([conversation("main", text("zero"), text("one"), text("two"))])
+    answers = []
+    for n in (2, 0, 1, 2):  # out of order: no state between requests
+        status, data = post(model, request(assistants=n, stream=False))
+        assert status == 200
+        answers.append(json.loads(data)["content"][0]["text"])
+    assert answers == ["two", "zero", "one", "two"]
+    assert [r.turn for r in model.requests] == [2, 0, 1, 2]
+
+
+def test_tool_use_streams_like_the_real_api(model: ScriptedModel) -> None:
+    model.play([conversation("main", bash("ls -la", say="looking"))])
+    status, data = post(model, request())
+    events = sse_events(data)
+    kinds = [e["type"] for e in events]
+    assert status == 200
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
+    starts = [e["content_block"] for e in events if e["type"] == "content_block_start"]
+    assert [b["type"] for b in starts] == ["text", "tool_use"]
+    assert starts[1]["id"] == "toolu_main_0_0" and starts[1]["name"] == "Bash"
+    partial = "".join(e["delta"]["partial_json"] for e in events if e.get("delta", {}).get("type") == "input_json_delta")
+    assert json.loads(partial)["command"] == "ls -la"
+    delta = next(e for e in events if e["type"] == "message_delta")
+    assert delta["delta"]["stop_reason"] == "tool_use"
+
+
+def test_routing_by_first_user_system_and_subagent_header(model: ScriptedModel) -> None:
+    model.play(
+        [
+            conversation("sub", text("from sub"), subagent=True),
+            conversation("judge", text("from judge"), system="You are the judge"),
+            conversation("task", text("from task"), first_user="build it"),
+            conversation("fallback", text("from fallback")),
+        ]
+    )
+    post(model, request(user="x"), {AGENT_HEADER: "agent-1"})
+    post(model, request(user="x", system="You are the judge."))
+    post(model, request(user="please build it now"))
+    post(model, request(user="something else"))
+    assert [r.conversation for r in model.requests] == ["sub", "judge", "task", "fallback"]
+
+
+def test_faults_recover_after_n_attempts_and_usage_is_reported(model: ScriptedModel) -> None:
+    model.play([conversation("main", text("ok", faults=(429, 500, 529), usage={"input_tokens": 150_000}))])
+    statuses = [post(model, request(stream=False))[0] for _ in range(4)]
+    assert statuses == [429, 500, 529, 200]
+    assert model.requests[-1].attempt == 4
+    assert json.loads(post(model, request(stream=False))[1])["usage"]["input_tokens"] == 150_000
+
+
+def test_error_bodies_match_the_api(model: ScriptedModel) -> None:
+    model.play([conversation("main", text("x", faults=(401, 400, "overflow")))])
+    bodies = [post(model, request())[1] for _ in range(3)]
+    kinds = [json.loads(b)["error"]["type"] for b in bodies]
+    assert kinds == ["authentication_error", "invalid_request_error", "invalid_request_error"]
+    assert json.loads(bodies[2])["error"]["message"] == OVERFLOW_MESSAGE
+
+
+def test_drop_and_cut_break_the_connection(model: ScriptedModel) -> None:
+    model.play([conversation("main", text("full answer", faults=("drop", "cut")))])
+    with pytest.raises((http.client.HTTPException, ConnectionError)):
+        post(model, request())
+    try:  # a cut stream delivers a start, then the connection dies before message_stop
+        status, data = post(model, request())
+        assert "message_stop" not in data
+    except (http.client.HTTPException, ConnectionError):
+        pass
+    status, data = post(model, request())
+    assert status == 200 and "message_stop" in data
+    assert [r.outcome for r in model.requests] == ["drop", "cut", "reply"]
+
+
+def test_unscripted_and_unmatched_requests_are_recorded(model: ScriptedModel) -> None:
+    model.play([conversation("main", text("only"), first_user="hello")])
+    post(model, request(user="hello", assistants=1))
+    post(model, request(user="bye"))
+    assert [r.outcome for r in model.requests] == ["unscripted", "unmatched"]
+
+
+def test_stop_and_restart_on_the_same_port(model: ScriptedModel) -> None:
+    model.play([conversation("main", text("back"))])
+    port = model.port
+    model.stop()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    model.restart(after=0.3)
+    time.sleep(0.8)
+    assert model.port == port and model.running
+    assert post(model, request())[0] == 200
+
+
+def test_delay(model: ScriptedModel) -> None:
+    model.play([conversation("main", text("slow", delay=0.4))])
+    started = time.monotonic()
+    post(model, request())
+    assert time.monotonic() - started >= 0.4
+
+
+def test_script_validation_names_the_bad_part(tmp_path: Path) -> None:
+    with pytest.raises(ScriptError, match="unknown fault"):
+        Turn(text="x", faults=(700,))
+    with pytest.raises(ScriptError, match="needs text"):
+        Turn()
+    with pytest.raises(ScriptError, match="repeated: a"):
+        load_script([Conversation("a", (text("x"),)), Conversation("a", (text("y"),))])
+    with pytest.raises(ScriptError, match=r"conversations\[0\].turns\[1\]: unknown keys \['txt'\]"):
+        load_script({"conversations": [{"name": "m", "turns": [{"text": "x"}, {"txt": "y"}]}]})
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    with pytest.raises(ScriptError, match="not valid JSON"):
+        load_script(bad)
+    with pytest.raises(ScriptError, match="not found"):
+        load_script(tmp_path / "missing.json")
+
+
+def test_json_script_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(
+        json.dumps(
+            {
+                "conversations": [
+                    {
+                        "name": "main",
+                        "match": {"first_user": "go", "subagent": False},
+                        "turns": [
+                            {"tool_use": {"name": "Bash", "input": {"command": "ls"}}, "faults": [529]},
+                            {"text": "done", "usage": {"input_tokens": 5}},
+                        ],
+                    }
+                ]
+            }
+        )
+    )
+    script = load_script(path)
+    conv = script.conversations[0]
+    assert conv.match == Match(first_user="go", subagent=False)
+    assert conv.turns[0].tools[0].input == {"command": "ls"} and conv.turns[0].faults == (529,)
+    assert conv.turns[1].usage == {"input_tokens": 5}
+
+
+def test_standalone_server_serves_a_json_script(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"conversations": [{"name": "main", "turns": [{"text": "standalone ok"}]}]}))
+    record = tmp_path / "requests.jsonl"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flower.testing", "serve", str(script), "--port", str(port), "--record", str(record)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, proc.stderr.read() if proc.poll() is not None else "no server"
+                time.sleep(0.1)
+        fake = ScriptedModel(port=port)  # only used for its port in post()
+        status, data = post(fake, request(stream=False))
+        assert status == 200 and json.loads(data)["content"][0]["text"] == "standalone ok"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+    assert f"export ANTHROPIC_BASE_URL=http://127.0.0.1:{port}" in out
+    assert "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1" in out
+    rows = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [r["outcome"] for r in rows] == ["reply"]
+
+
+def test_standalone_server_rejects_a_bad_script_in_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"conversations": [{"turns": [{"text": "x", "faults": ["boom"]}]}]}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "flower.testing", "serve", str(bad)], capture_output=True, text=True, timeout=30,
+        env={**os.environ},
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.strip().count("\n") == 0
+    assert "unknown fault 'boom'" in proc.stderr and "Traceback" not in proc.stderr
