@@ -32,7 +32,9 @@ class FlowerGroup(click.Group):
     default_command = "run"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self._all_commands(ctx) and args[0] not in ("--help", "-h", "--version")):
+        if not args or (
+            args[0] not in self._all_commands(ctx) and args[0] not in ("--help", "-h", "--version")
+        ):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
 
@@ -62,7 +64,9 @@ def _plugin_commands() -> dict[str, click.Command]:
             for command in batch or ():
                 name = command.name or ""
                 if name in main.commands or name in found:
-                    click.echo(f"flower: ignoring plugin command {name!r}: the name is taken", err=True)
+                    click.echo(
+                        f"flower: ignoring plugin command {name!r}: the name is taken", err=True
+                    )
                     continue
                 found[name] = command
         _plugin_command_cache = found
@@ -89,7 +93,7 @@ def main() -> None:
 def run_job(ask: tuple[str, ...]) -> None:
     """The main job (clarify → goal → work)."""
     click.echo(
-        "flower: the main job (`flower \"...\"`: clarify, set a goal, work) is not in this "
+        'flower: the main job (`flower "..."`: clarify, set a goal, work) is not in this '
         f"version ({__version__}) yet; see `flower --help` for the commands that are.",
         err=True,
     )
@@ -103,12 +107,18 @@ def plugins() -> None:
 
 @plugins.command(name="list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def plugins_list(as_json: bool) -> None:
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Include plugins disabled by FLOWER_DISABLED_PLUGINS or FLOWER_LOAD_PLUGINS.",
+)
+def plugins_list(as_json: bool, show_all: bool) -> None:
     """List plugins, one row per distribution: name, version, hooks, status.
 
     A plugin that failed to load is shown with its error; the command still succeeds.
     """
-    rows = plugin_rows()
+    rows = [row for row in plugin_rows() if show_all or row["status"] != "disabled"]
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -142,12 +152,21 @@ def plugin_rows() -> list[dict[str, Any]]:
                 "plugins": [],
             },
         )
-        row["plugins"].append({"name": record.name, "status": record.status, "hooks": record.hooks, "error": record.error})
+        row["plugins"].append(
+            {
+                "name": record.name,
+                "status": record.status,
+                "hooks": record.hooks,
+                "error": record.error,
+            }
+        )
         row["hooks"] = sorted(set(row["hooks"]) | set(record.hooks))
     for row in rows.values():
         statuses = {p["status"] for p in row["plugins"]}
         errors = [p["error"] for p in row["plugins"] if p["error"]]
-        row["status"] = "error" if "error" in statuses else "disabled" if statuses == {"disabled"} else "ok"
+        row["status"] = (
+            "error" if "error" in statuses else "disabled" if statuses == {"disabled"} else "ok"
+        )
         row["error"] = "; ".join(errors) or None
     return list(rows.values())
 

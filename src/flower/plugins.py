@@ -16,6 +16,7 @@ Two environment variables choose what loads, as in ``llm`` and ``conda``:
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -32,9 +33,7 @@ ENTRY_POINT_GROUP = "flower"
 
 #: The default plugins, registered before any entry point. Each implements its hooks
 #: with ``trylast=True`` so an installed plugin overrides it.
-DEFAULT_PLUGINS: tuple[str, ...] = (
-    "flower_plugins.scripted_model",
-)
+DEFAULT_PLUGINS: tuple[str, ...] = ("flower_plugins.scripted_model",)
 
 
 @dataclass
@@ -65,13 +64,25 @@ def _hooks_of(pm: pluggy.PluginManager, plugin: object) -> list[str]:
 
 
 def _register_checked(pm: pluggy.PluginManager, plugin: object, name: str) -> None:
-    """Register ``plugin`` and validate it; on failure leave nothing behind and raise."""
+    """Register ``plugin`` and validate it; on failure leave nothing behind and raise.
+
+    ``check_pending`` is what turns a misspelt ``flower_*`` function from a hook that
+    silently never runs into an error; the message names the closest real hook.
+    """
     pm.register(plugin, name=name)
     try:
         pm.check_pending()
-    except pluggy.PluginValidationError:
+    except pluggy.PluginValidationError as exc:
         pm.unregister(plugin)
-        raise
+        known = [n for n in dir(hookspecs) if n.startswith("flower_")]
+        unknown = [n for n in dir(plugin) if n.startswith("flower_") and n not in known]
+        hints = []
+        for wrong in unknown:
+            close = difflib.get_close_matches(wrong, known, n=1)
+            hints.append(
+                f"unknown hook {wrong!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+            )
+        raise pluggy.PluginValidationError(plugin, "; ".join(hints) or str(exc)) from None
 
 
 def _dist_of(ep: EntryPoint) -> tuple[str, str]:
@@ -111,7 +122,9 @@ def get_plugin_manager() -> pluggy.PluginManager:
         dist_name, version = _dist_of(ep)
         record = PluginRecord(ep.name, dist_name, version, default=False)
         _records.append(record)
-        if {ep.name, dist_name} & disabled or (allowed is not None and not {ep.name, dist_name} & allowed):
+        if {ep.name, dist_name} & disabled or (
+            allowed is not None and not {ep.name, dist_name} & allowed
+        ):
             record.status = "disabled"
             pm.set_blocked(ep.name)
             continue
@@ -120,7 +133,10 @@ def get_plugin_manager() -> pluggy.PluginManager:
             _register_checked(pm, plugin, ep.name)
         except Exception as exc:  # a broken plugin is reported, never fatal
             record.status, record.error = "error", _describe(exc)
-            print(f"flower: plugin {ep.name!r} ({dist_name}) was not loaded: {record.error}", file=sys.stderr)
+            print(
+                f"flower: plugin {ep.name!r} ({dist_name}) was not loaded: {record.error}",
+                file=sys.stderr,
+            )
             continue
         record.hooks = _hooks_of(pm, plugin)
     return pm
@@ -164,4 +180,3 @@ def reset_plugin_manager() -> None:
 def hook() -> Any:
     """Shorthand for ``get_plugin_manager().hook``."""
     return get_plugin_manager().hook
-

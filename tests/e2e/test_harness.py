@@ -42,7 +42,9 @@ def result_of(messages: list[Any]) -> ResultMessage:
 async def test_bash_runs_and_its_result_reaches_the_next_request(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path
 ) -> None:
-    scripted_model.play([conversation("main", bash("echo made > proof.txt && cat proof.txt"), text("done"))])
+    scripted_model.play(
+        [conversation("main", bash("echo made > proof.txt && cat proof.txt"), text("done"))]
+    )
     options = ClaudeAgentOptions(cwd=workspace, env=claude_env, allowed_tools=["Bash"])
 
     result = result_of(await collect("make proof", options))
@@ -174,7 +176,11 @@ async def test_resume_by_id_continues_the_conversation(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path
 ) -> None:
     scripted_model.play(
-        [conversation("main", text("first answer: the word is tulip"), text("you said tulip before"))]
+        [
+            conversation(
+                "main", text("first answer: the word is tulip"), text("you said tulip before")
+            )
+        ]
     )
     options = ClaudeAgentOptions(cwd=workspace, env=claude_env)
     first = await collect("remember a word", options)
@@ -182,7 +188,9 @@ async def test_resume_by_id_continues_the_conversation(
     init = next(m for m in first if isinstance(m, SystemMessage) and m.subtype == "init")
     assert init.data["session_id"] == session_id
 
-    second = await collect("what was it?", ClaudeAgentOptions(cwd=workspace, env=claude_env, resume=session_id))
+    second = await collect(
+        "what was it?", ClaudeAgentOptions(cwd=workspace, env=claude_env, resume=session_id)
+    )
 
     assert result_of(second).session_id == session_id
     assert result_of(second).result == "you said tulip before"

@@ -30,21 +30,35 @@ from flower.testing import (
 )
 
 
-def post(model: ScriptedModel, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, str]:
+def post(
+    model: ScriptedModel, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> tuple[int, str]:
     conn = http.client.HTTPConnection("127.0.0.1", model.port, timeout=5)
-    conn.request("POST", "/v1/messages?beta=true", json.dumps(body), {"content-type": "application/json", **(headers or {})})
+    conn.request(
+        "POST",
+        "/v1/messages?beta=true",
+        json.dumps(body),
+        {"content-type": "application/json", **(headers or {})},
+    )
     response = conn.getresponse()
     data = response.read().decode()
     conn.close()
     return response.status, data
 
 
-def request(*, user: str = "hi", assistants: int = 0, stream: bool = True, system: str = "") -> dict[str, Any]:
+def request(
+    *, user: str = "hi", assistants: int = 0, stream: bool = True, system: str = ""
+) -> dict[str, Any]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": user}]}]
     for n in range(assistants):
         messages.append({"role": "assistant", "content": [{"type": "text", "text": f"a{n}"}]})
         messages.append({"role": "user", "content": "next"})
-    return {"model": "m", "stream": stream, "system": [{"type": "text", "text": system}], "messages": messages}
+    return {
+        "model": "m",
+        "stream": stream,
+        "system": [{"type": "text", "text": system}],
+        "messages": messages,
+    }
 
 
 def sse_events(data: str) -> list[dict[str, Any]]:
@@ -78,7 +92,11 @@ def test_tool_use_streams_like_the_real_api(model: ScriptedModel) -> None:
     starts = [e["content_block"] for e in events if e["type"] == "content_block_start"]
     assert [b["type"] for b in starts] == ["text", "tool_use"]
     assert starts[1]["id"] == "toolu_main_0_0" and starts[1]["name"] == "Bash"
-    partial = "".join(e["delta"]["partial_json"] for e in events if e.get("delta", {}).get("type") == "input_json_delta")
+    partial = "".join(
+        e["delta"]["partial_json"]
+        for e in events
+        if e.get("delta", {}).get("type") == "input_json_delta"
+    )
     assert json.loads(partial)["command"] == "ls -la"
     delta = next(e for e in events if e["type"] == "message_delta")
     assert delta["delta"]["stop_reason"] == "tool_use"
@@ -101,7 +119,9 @@ def test_routing_by_first_user_system_and_subagent_header(model: ScriptedModel) 
 
 
 def test_faults_recover_after_n_attempts_and_usage_is_reported(model: ScriptedModel) -> None:
-    model.play([conversation("main", text("ok", faults=(429, 500, 529), usage={"input_tokens": 150_000}))])
+    model.play(
+        [conversation("main", text("ok", faults=(429, 500, 529), usage={"input_tokens": 150_000}))]
+    )
     statuses = [post(model, request(stream=False))[0] for _ in range(4)]
     assert statuses == [429, 500, 529, 200]
     assert model.requests[-1].attempt == 4
@@ -183,7 +203,10 @@ def test_json_script_round_trip(tmp_path: Path) -> None:
                         "name": "main",
                         "match": {"first_user": "go", "subagent": False},
                         "turns": [
-                            {"tool_use": {"name": "Bash", "input": {"command": "ls"}}, "faults": [529]},
+                            {
+                                "tool_use": {"name": "Bash", "input": {"command": "ls"}},
+                                "faults": [529],
+                            },
                             {"text": "done", "usage": {"input_tokens": 5}},
                         ],
                     }
@@ -200,13 +223,25 @@ def test_json_script_round_trip(tmp_path: Path) -> None:
 
 def test_standalone_server_serves_a_json_script(tmp_path: Path) -> None:
     script = tmp_path / "s.json"
-    script.write_text(json.dumps({"conversations": [{"name": "main", "turns": [{"text": "standalone ok"}]}]}))
+    script.write_text(
+        json.dumps({"conversations": [{"name": "main", "turns": [{"text": "standalone ok"}]}]})
+    )
     record = tmp_path / "requests.jsonl"
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "flower.testing", "serve", str(script), "--port", str(port), "--record", str(record)],
+        [
+            sys.executable,
+            "-m",
+            "flower.testing",
+            "serve",
+            str(script),
+            "--port",
+            str(port),
+            "--record",
+            str(record),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -218,14 +253,16 @@ def test_standalone_server_serves_a_json_script(tmp_path: Path) -> None:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
             except OSError:
-                assert time.monotonic() < deadline, proc.stderr.read() if proc.poll() is not None else "no server"
+                assert time.monotonic() < deadline, (
+                    proc.stderr.read() if proc.poll() is not None else "no server"
+                )
                 time.sleep(0.1)
         fake = ScriptedModel(port=port)  # only used for its port in post()
         status, data = post(fake, request(stream=False))
         assert status == 200 and json.loads(data)["content"][0]["text"] == "standalone ok"
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=10)
+        out, _ = proc.communicate(timeout=10)
     assert f"export ANTHROPIC_BASE_URL=http://127.0.0.1:{port}" in out
     assert "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1" in out
     rows = [json.loads(line) for line in record.read_text().splitlines()]
@@ -236,7 +273,10 @@ def test_standalone_server_rejects_a_bad_script_in_one_line(tmp_path: Path) -> N
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"conversations": [{"turns": [{"text": "x", "faults": ["boom"]}]}]}))
     proc = subprocess.run(
-        [sys.executable, "-m", "flower.testing", "serve", str(bad)], capture_output=True, text=True, timeout=30,
+        [sys.executable, "-m", "flower.testing", "serve", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=30,
         env={**os.environ},
     )
     assert proc.returncode == 1

@@ -47,13 +47,11 @@ def emit(event: Event, on_event: EventCallback | None = None) -> None:
     """
     from flower.plugins import get_plugin_manager
 
-    for deliver in (on_event, get_plugin_manager().hook.flower_event):
-        if deliver is None:
-            continue
+    observers: list[EventCallback] = [lambda e: get_plugin_manager().hook.flower_event(event=e)]
+    if on_event is not None:
+        observers.insert(0, on_event)
+    for deliver in observers:
         try:
-            if deliver is on_event:
-                deliver(event)
-            else:
-                deliver(event=event)
+            deliver(event)
         except Exception as exc:  # observers must not stop the run
             print(f"flower: an event observer failed on {event.kind!r}: {exc!r}", file=sys.stderr)

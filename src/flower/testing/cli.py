@@ -26,11 +26,21 @@ def scripted_model() -> None:
 
 @scripted_model.command()
 @click.argument("script", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0 picks a free one).")
-@click.option("--home", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="HOME/CLAUDE_CONFIG_DIR for the printed environment (default: a new temp dir).")
-@click.option("--record", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write every request as JSON lines to this file when stopped.")
+@click.option(
+    "--port", default=0, show_default=True, help="Port on 127.0.0.1 (0 picks a free one)."
+)
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="HOME/CLAUDE_CONFIG_DIR for the printed environment (default: a new temp dir).",
+)
+@click.option(
+    "--record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write every request as JSON lines to this file when stopped.",
+)
 @click.option("--quiet", is_flag=True, help="Do not print one line per request.")
 def serve(script: Path, port: int, home: Path | None, record: Path | None, quiet: bool) -> None:
     """Serve SCRIPT (JSON) until Ctrl-C, printing the environment to use.
@@ -63,7 +73,11 @@ def serve(script: Path, port: int, home: Path | None, record: Path | None, quiet
                 r = model.requests[seen]
                 seen += 1
                 who = "subagent" if r.is_subagent else "main"
-                click.echo(f"{who:8} {r.conversation or '-':16} turn {r.turn:<3} attempt {r.attempt:<2} {r.outcome}", err=True)
+                click.echo(
+                    f"{who:8} {r.conversation or '-':16} turn {r.turn:<3}"
+                    f" attempt {r.attempt:<2} {r.outcome}",
+                    err=True,
+                )
     except KeyboardInterrupt:
         pass
     finally:
@@ -72,6 +86,17 @@ def serve(script: Path, port: int, home: Path | None, record: Path | None, quiet
             tmp = record.with_suffix(record.suffix + ".tmp")
             with tmp.open("w", encoding="utf-8") as fh:
                 for r in model.requests:
-                    fh.write(json.dumps({"conversation": r.conversation, "turn": r.turn, "attempt": r.attempt,
-                                         "outcome": r.outcome, "headers": r.headers, "body": r.body}) + "\n")
+                    fh.write(
+                        json.dumps(
+                            {
+                                "conversation": r.conversation,
+                                "turn": r.turn,
+                                "attempt": r.attempt,
+                                "outcome": r.outcome,
+                                "headers": r.headers,
+                                "body": r.body,
+                            }
+                        )
+                        + "\n"
+                    )
             tmp.replace(record)

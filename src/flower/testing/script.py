@@ -30,13 +30,13 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 #: A fault served instead of a reply: an HTTP status (429, 500, 529, 401, 400, ...)
 #: or one of ``"drop"`` (close the connection without answering), ``"cut"``
 #: (start streaming, then close mid-way) and ``"overflow"`` (the API's
 #: "prompt is too long" 400).
-Fault = Union[int, Literal["drop", "cut", "overflow"]]
+Fault = int | Literal["drop", "cut", "overflow"]
 
 _FAULT_WORDS = frozenset({"drop", "cut", "overflow"})
 
@@ -228,7 +228,9 @@ def script_from_dict(data: Mapping[str, Any]) -> Script:
         unknown = set(match) - _MATCH_KEYS
         if unknown:
             raise ScriptError(f"{where}.match: unknown keys {sorted(unknown)}")
-        turns = [_turn_from_dict(t, f"{where}.turns[{ti}]") for ti, t in enumerate(raw.get("turns", []))]
+        turns = [
+            _turn_from_dict(t, f"{where}.turns[{ti}]") for ti, t in enumerate(raw.get("turns", []))
+        ]
         convs.append(
             Conversation(
                 name=str(raw.get("name") or f"conversation-{ci}"),

@@ -259,7 +259,9 @@ class ScriptedModel:
 
     # --- request handling (called from handler threads) -----------------------------------
 
-    def _decide(self, rec: RecordedRequest) -> tuple[Conversation | None, Turn | None, Fault | None]:
+    def _decide(
+        self, rec: RecordedRequest
+    ) -> tuple[Conversation | None, Turn | None, Fault | None]:
         messages = rec.messages
         first_user, last_user = _user_texts(messages)
         with self._lock:
@@ -299,14 +301,17 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "flower-scripted-model/1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def do_HEAD(self) -> None:
         self._json(200, {})
 
     def do_GET(self) -> None:
-        self._json(404, _error_body(404, f"the scripted model only serves POST /v1/messages, not {self.path}"))
+        self._json(
+            404,
+            _error_body(404, f"the scripted model only serves POST /v1/messages, not {self.path}"),
+        )
 
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
@@ -320,7 +325,9 @@ class _Handler(BaseHTTPRequestHandler):
             headers={k.lower(): v for k, v in self.headers.items()},
             body=body if isinstance(body, dict) else {},
         )
-        if not self.path.startswith("/v1/messages") or self.path.startswith("/v1/messages/count_tokens"):
+        if not self.path.startswith("/v1/messages") or self.path.startswith(
+            "/v1/messages/count_tokens"
+        ):
             self.model._decide(rec)  # record it
             rec.outcome = "not-served"
             self._json(404, _error_body(404, f"not served by the scripted model: {self.path}"))
@@ -330,7 +337,10 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(turn.delay)
         stream = bool(rec.body.get("stream"))
         if conv is None:
-            self._reply(_message(Turn(text="(no scripted conversation matches this request)"), rec, conv), stream)
+            self._reply(
+                _message(Turn(text="(no scripted conversation matches this request)"), rec, conv),
+                stream,
+            )
         elif turn is None:
             self._reply(_message(Turn(text=conv.after_end), rec, conv), stream)
         elif fault is None:
@@ -397,7 +407,9 @@ class _Handler(BaseHTTPRequestHandler):
         """Close the socket with a reset so the client sees a dropped connection."""
         self.close_connection = True
         try:
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            self.connection.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+            )
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
@@ -408,13 +420,20 @@ def _error_body(status: int, message: str | None = None) -> dict[str, Any]:
         "type": "error",
         "error": {
             "type": _ERROR_TYPES.get(status, "api_error"),
-            "message": message or _ERROR_MESSAGES.get(status, HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "error"),
+            "message": message
+            or _ERROR_MESSAGES.get(
+                status,
+                HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "error",
+            ),
         },
     }
 
 
 def _message(
-    turn: Turn, rec: RecordedRequest, conv: Conversation | None, usage: Mapping[str, int] | None = None
+    turn: Turn,
+    rec: RecordedRequest,
+    conv: Conversation | None,
+    usage: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if turn.thinking:
@@ -458,21 +477,31 @@ def _stream_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The SSE sequence the real API sends for ``message``."""
     usage = message["usage"]
     start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start})
+    ]
     for index, block in enumerate(message["content"]):
         kind = block["type"]
         if kind == "text":
             events.append(_block_start(index, {"type": "text", "text": ""}))
-            events.extend(_delta(index, {"type": "text_delta", "text": chunk}) for chunk in _chunks(block["text"]))
+            events.extend(
+                _delta(index, {"type": "text_delta", "text": chunk})
+                for chunk in _chunks(block["text"])
+            )
         elif kind == "thinking":
-            events.append(_block_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
+            events.append(
+                _block_start(index, {"type": "thinking", "thinking": "", "signature": ""})
+            )
             events.append(_delta(index, {"type": "thinking_delta", "thinking": block["thinking"]}))
-            events.append(_delta(index, {"type": "signature_delta", "signature": block["signature"]}))
+            events.append(
+                _delta(index, {"type": "signature_delta", "signature": block["signature"]})
+            )
         else:
             events.append(_block_start(index, {**block, "input": {}}))
             payload = json.dumps(block["input"])
             events.extend(
-                _delta(index, {"type": "input_json_delta", "partial_json": chunk}) for chunk in _chunks(payload)
+                _delta(index, {"type": "input_json_delta", "partial_json": chunk})
+                for chunk in _chunks(payload)
             )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append(
@@ -490,7 +519,11 @@ def _stream_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _block_start(index: int, block: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    return "content_block_start", {"type": "content_block_start", "index": index, "content_block": block}
+    return "content_block_start", {
+        "type": "content_block_start",
+        "index": index,
+        "content_block": block,
+    }
 
 
 def _delta(index: int, delta: dict[str, Any]) -> tuple[str, dict[str, Any]]:
