@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk import (
+    AssistantMessage,
     ClaudeAgentOptions,
     HookMatcher,
     ResultError,
@@ -198,3 +199,47 @@ async def test_resume_by_id_continues_the_conversation(
     assert resumed.turn == 1
     assert "first answer: the word is tulip" in resumed.text()
     assert "remember a word" in resumed.text() and "what was it?" in resumed.text()
+
+
+async def test_cut_stream_and_dropped_connection_are_retried_by_the_cli(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path
+) -> None:
+    scripted_model.play([conversation("main", text("survived", faults=("cut", "drop")))])
+    env = {**claude_env, "CLAUDE_CODE_MAX_RETRIES": "3"}
+
+    result = result_of(await collect("hello", ClaudeAgentOptions(cwd=workspace, env=env)))
+
+    assert result.subtype == "success" and result.result == "survived"
+    outcomes = [r.outcome for r in scripted_model.requests_for("main")]
+    assert outcomes[:2] == ["cut", "drop"] and outcomes[-1] == "reply"
+
+
+async def test_overflow_reaches_the_caller_as_prompt_too_long(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path
+) -> None:
+    scripted_model.play([conversation("main", text("never", fail_always="overflow"))])
+    texts: list[str] = []
+    with pytest.raises(ResultError) as caught:
+        async for message in query(
+            prompt="hello", options=ClaudeAgentOptions(cwd=workspace, env=claude_env)
+        ):
+            if isinstance(message, ResultMessage):
+                texts.append(message.result or "")
+    assert "prompt is too long" in ((caught.value.result or "") + "".join(texts)).lower()
+
+
+async def test_scripted_usage_reaches_the_sdk(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path
+) -> None:
+    usage = {
+        "input_tokens": 1234,
+        "cache_read_input_tokens": 100_000,
+        "cache_creation_input_tokens": 50,
+    }
+    scripted_model.play([conversation("main", text("big context", usage=usage))])
+
+    messages = await collect("hello", ClaudeAgentOptions(cwd=workspace, env=claude_env))
+
+    reported = next(m.usage for m in messages if isinstance(m, AssistantMessage))
+    assert reported is not None
+    assert {k: reported[k] for k in usage} == usage
