@@ -21,6 +21,22 @@ _EXPORTS: dict[str, str] = {
     "HandoffRequest": "flower.plugin_types",
     "StoreSettings": "flower.plugin_types",
     "get_plugin_manager": "flower.plugins",
+    # agents, guards, workbench (core/agent.py, core/guard.py, core/workbench.py)
+    "AgentSpec": "flower.core.agent",
+    "CompactPolicy": "flower.core.agent",
+    "HandoffPolicy": "flower.core.agent",
+    "build_options": "flower.core.agent",
+    "default_window": "flower.core.agent",
+    "Workbench": "flower.core.workbench",
+    "whitelist_guard": "flower.core.guard",
+    "delegate_guard": "flower.core.guard",
+    "spill_guard": "flower.core.guard",
+    "index_guard": "flower.core.guard",
+    "isolate_guard": "flower.core.guard",
+    "isolated": "flower.core.guard",
+    "wants_isolation": "flower.core.guard",
+    "workbench_hooks": "flower.core.guard",
+    "merge_hooks": "flower.core.guard",
 }
 
 __all__ = ["__version__", "hookimpl", *sorted(_EXPORTS)]
@@ -40,7 +56,26 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from flower.core.agent import (
+        AgentSpec,
+        CompactPolicy,
+        HandoffPolicy,
+        build_options,
+        default_window,
+    )
     from flower.core.channel import Channel
     from flower.core.events import Event
+    from flower.core.guard import (
+        delegate_guard,
+        index_guard,
+        isolate_guard,
+        isolated,
+        merge_hooks,
+        spill_guard,
+        wants_isolation,
+        whitelist_guard,
+        workbench_hooks,
+    )
+    from flower.core.workbench import Workbench
     from flower.plugin_types import HandoffRequest, RoleFactory, StoreSettings
     from flower.plugins import get_plugin_manager

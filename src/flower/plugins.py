@@ -33,7 +33,10 @@ ENTRY_POINT_GROUP = "flower"
 
 #: The default plugins, registered before any entry point. Each implements its hooks
 #: with ``trylast=True`` so an installed plugin overrides it.
-DEFAULT_PLUGINS: tuple[str, ...] = ("flower_plugins.scripted_model",)
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "flower_plugins.scripted_model",
+    "flower_plugins.guards",
+)
 
 
 @dataclass

@@ -1,0 +1,322 @@
+"""Agent definitions and their compilation into SDK options.
+
+An :class:`AgentSpec` says everything about one specialised agent (rules, tools, limits,
+subagents, hooks); :func:`build_options` turns it into the SDK's ``ClaudeAgentOptions``,
+adding what flower enforces around every session: the guards (from the plugin kernel),
+the workbench's place in the system prompt, flower's Claude Code plugin, the session
+store. The role factories return specs; build your own when no role fits.
+
+The SDK is imported lazily, so importing this module (and ``flower``) stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeAgentOptions
+    from claude_agent_sdk.types import SessionStore
+
+    from flower.core.workbench import Workbench
+
+
+def _plugin_dir() -> Path:
+    """The Claude Code plugin shipped with flower: inside the installed package first
+    (a wheel carries ``plugin/`` as ``flower/_plugin``), the checkout's ``plugin/``
+    second. Callers check ``is_dir()``: a source tree without it is not an error."""
+    package = Path(__file__).resolve().parents[1] / "_plugin"
+    if package.is_dir():
+        return package
+    return Path(__file__).resolve().parents[3] / "plugin"
+
+
+#: flower's Claude Code plugin (a skill telling subagents the workbench conventions).
+PLUGIN_DIR: Path = _plugin_dir()
+
+#: Values ``session_store_flush`` accepts.
+FLUSH_MODES = ("eager", "batched")
+#: The smallest window the CLI accepts for ``CLAUDE_CODE_AUTO_COMPACT_WINDOW``.
+MIN_COMPACT_WINDOW = 100_000
+WINDOW_1M = 1_000_000
+WINDOW_200K = 200_000
+#: Model names whose window is 200k unless tagged ``[1m]``; anything else is guessed 1M.
+_SMALL_WINDOW = re.compile(r"haiku|claude-(?:instant|2|3)\b|claude-3-|claude-2\.")
+_WINDOW_TAG = re.compile(r"\[(\d+)m\]", re.IGNORECASE)
+
+
+def default_window() -> int:
+    """Guess the context window from ``ANTHROPIC_MODEL`` or ``ANTHROPIC_DEFAULT_OPUS_MODEL``.
+
+    A ``[1m]`` / ``[2m]`` tag is taken at its word; Haiku and the Claude 2/3 families are
+    200k; anything else, including no model set, is guessed at 1M. The guess is
+    optimistic on purpose: overestimating is not fatal (the API answers "prompt is too
+    long", the Runtime recognises it and hands off at once, with a degraded handoff),
+    while underestimating would hand off a long-horizon run far too early, every time.
+    """
+    name = (
+        (os.environ.get("ANTHROPIC_MODEL") or os.environ.get("ANTHROPIC_DEFAULT_OPUS_MODEL") or "")
+        .strip()
+        .lower()
+    )
+    tag = _WINDOW_TAG.search(name)
+    if tag:
+        return int(tag.group(1)) * 1_000_000
+    if name and _SMALL_WINDOW.search(name):
+        return WINDOW_200K
+    return WINDOW_1M
+
+
+@dataclass
+class CompactPolicy:
+    """The CLI's auto-compact switches, as environment variables for its process.
+
+    The compaction algorithm lives inside the CLI and cannot be changed; flower only
+    decides whether and when it fires. flower prefers a handoff (a readable document and
+    a fresh session) to compaction, so the Runtime's handoff threshold normally comes
+    first; this policy is the backstop.
+
+    Attributes:
+        mode: ``"auto"`` leaves auto-compact on (the CLI's default); ``"off"`` sets
+            ``DISABLE_AUTO_COMPACT=1`` (a manual ``/compact`` still works).
+        window: With ``"auto"``, the window the CLI should compact against
+            (``CLAUDE_CODE_AUTO_COMPACT_WINDOW``, at least 100,000); ``None`` keeps the
+            CLI's own figure for the model.
+    """
+
+    mode: str = "auto"
+    window: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("auto", "off"):
+            raise ValueError(f"CompactPolicy mode must be 'auto' or 'off', not {self.mode!r}")
+        if self.window is not None and self.window < MIN_COMPACT_WINDOW:
+            raise ValueError(
+                f"CompactPolicy window must be at least {MIN_COMPACT_WINDOW:,} tokens"
+                f" (the CLI's minimum), not {self.window:,}"
+            )
+
+    def env(self) -> dict[str, str]:
+        """The variables that make the CLI behave as this policy says."""
+        if self.mode == "off":
+            return {"DISABLE_AUTO_COMPACT": "1"}
+        if self.window is not None:
+            return {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(self.window)}
+        return {}
+
+
+@dataclass
+class HandoffPolicy:
+    """When a full context is handed off to a fresh session instead of compacted.
+
+    Attributes:
+        enabled: Hand off at all.
+        window: The context window assumed (:func:`default_window`).
+        headroom: Tokens kept free: the handoff round itself needs room to write.
+        max_generations: Most handoffs one step may do before it stops with a diagnostic
+            (a step that fills a window eight times is going in circles).
+    """
+
+    enabled: bool = True
+    window: int = field(default_factory=default_window)
+    headroom: int = 50_000
+    max_generations: int = 8
+
+    @property
+    def at(self) -> int:
+        """Context size that triggers the handoff."""
+        return max(10_000, self.window - self.headroom)
+
+    @property
+    def warn_at(self) -> int:
+        """Context size that announces it (``Event("handoff", phase="near")``)."""
+        return max(1_000, self.at - 20_000)
+
+
+@dataclass
+class AgentSpec:
+    """Everything about one specialised agent that runs its own session.
+
+    Attributes:
+        name: Who this is, for events, the manifest and deny texts; not sent to the CLI.
+        instructions: Rules appended to Claude Code's own system prompt.
+        allowed_tools: Tools that run without a permission prompt. Not an exclusive
+            list (the CLI will still offer other tools); the whitelist guard is what
+            makes it exclusive for Bash/Write/Edit/NotebookEdit. Session-wide: a
+            subagent's tools need to be here too, or they stall on a prompt nobody
+            answers.
+        disallowed_tools: Tools removed from the session. Session-wide as well: never
+            use it to stop a coordinator doing the work, it also disarms its workers;
+            use ``delegate_only``.
+        model, effort, max_turns, max_budget_usd, permission_mode: As the SDK's options.
+        agents: Subagents (``AgentDefinition``) the Agent tool may start.
+        mcp_servers: MCP servers for the session (a channel's ``ask``/``inbox``).
+        hooks: Your own SDK hooks; flower's guards are merged after them.
+        compact: Auto-compact switches; ``None`` leaves the CLI's defaults.
+        env: Extra environment for the CLI process (wins over ``compact``'s).
+        glance: With ``delegate_only``, let the main thread run read-only one-off
+            commands (``git status``, ``ls``) itself, exactly those
+            :func:`flower.core.ephemeral.is_ephemeral` accepts.
+        workbench: Whether this agent uses the Runtime's workbench (its index in the
+            prompt, spilling, the index refresh).
+        delegate_only: The main thread may not use Bash/Write/Edit/NotebookEdit: it
+            delegates to subagents, which still can.
+    """
+
+    name: str
+    instructions: str
+    allowed_tools: list[str] = field(default_factory=lambda: ["Read", "Glob", "Grep"])
+    disallowed_tools: list[str] = field(default_factory=list)
+    model: str | None = None
+    effort: str | None = None
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+    permission_mode: str = "default"
+    agents: dict[str, Any] | None = None
+    mcp_servers: dict[str, Any] = field(default_factory=dict)
+    hooks: dict[str, Any] | None = None
+    compact: CompactPolicy | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    glance: bool = False
+    workbench: bool = True
+    delegate_only: bool = False
+
+
+def build_options(
+    spec: AgentSpec,
+    *,
+    cwd: str | Path | None = None,
+    session_store: SessionStore | None = None,
+    resume: str | None = None,
+    fork: bool = False,
+    resume_at: str | None = None,
+    use_plugin: bool = True,
+    portable: bool = True,
+    add_dirs: list[str] | None = None,
+    flush: str = "eager",
+    prelude: str = "",
+    workbench: Workbench | None = None,
+    spill_threshold: int | None = 4000,
+) -> ClaudeAgentOptions:
+    """Compile ``spec`` into ``ClaudeAgentOptions``; the Runtime calls this for every attempt.
+
+    Mapping (spec field or parameter -> SDK option):
+
+    - ``instructions`` (+ ``prelude`` before it, + the workbench's ``prompt_block()``
+      after it) -> ``system_prompt={"type": "preset", "preset": "claude_code",
+      "append": ...}``: Claude Code's own prompt stays, flower's rules are added.
+    - ``allowed_tools``, ``disallowed_tools``, ``model``, ``effort``, ``max_turns``,
+      ``max_budget_usd``, ``permission_mode``, ``agents``, ``mcp_servers`` -> the
+      options of the same names.
+    - ``hooks`` -> ``hooks``, merged (``merge_hooks``) with what every plugin's
+      ``flower_guards`` hook contributes for this spec (the defaults: whitelist or
+      delegate guard, spill, index, isolation).
+    - ``compact.env()`` then ``env`` -> ``env``. ``CLAUDE_CONFIG_DIR`` from the process
+      environment is copied in when a session store is given (the SDK mirrors nothing
+      to a store unless the variable is in the options' env).
+    - ``glance``, ``delegate_only``, ``workbench`` -> which guards are installed.
+    - ``name`` -> nothing: it names the agent for flower, not for the CLI.
+    - ``cwd`` -> ``cwd``; ``add_dirs`` -> ``add_dirs``; ``session_store`` ->
+      ``session_store``; ``flush`` (``"eager"`` / ``"batched"``) ->
+      ``session_store_flush``; ``resume`` -> ``resume``; ``fork`` -> ``fork_session``;
+      ``resume_at`` (a transcript message uuid) -> ``resume_session_at``.
+    - ``use_plugin`` -> ``plugins=[{"type": "local", "path": PLUGIN_DIR}]`` when that
+      folder exists.
+    - ``portable=True`` -> ``setting_sources=["project"]`` and
+      ``strict_mcp_config=True``: the run ignores this machine's user and local settings
+      (``~/.claude/settings.json``, ``.claude/settings.local.json``: their hooks,
+      permissions, model, env) and MCP servers configured outside flower, so the same
+      spec behaves the same on any machine. The project's own shared settings and
+      ``CLAUDE.md`` travel with the project and still load. ``portable=False`` loads
+      everything, as the bare CLI does.
+
+    Two keyword-only parameters extend the documented signature for the Runtime:
+    ``workbench`` (used only when ``spec.workbench`` is true) and ``spill_threshold``
+    (passed to the guards; ``None`` disables spilling).
+
+    Raises:
+        ValueError: ``fork`` or ``resume_at`` without ``resume``; an unknown ``flush``;
+            a subagent marked ``isolated()`` while ``cwd`` is not in a git repository
+            (refused here, before a session is paid for, rather than by the Agent tool
+            mid-run).
+    """
+    from claude_agent_sdk import ClaudeAgentOptions
+
+    from flower.core.guard import merge_hooks, wants_isolation
+    from flower.plugins import get_plugin_manager
+
+    if flush not in FLUSH_MODES:
+        raise ValueError(f"flush must be 'eager' or 'batched', not {flush!r}")
+    if (fork or resume_at) and not resume:
+        raise ValueError("fork and resume_at need resume=<session id> to say what to continue")
+    where = Path(cwd).expanduser().absolute() if cwd is not None else Path.cwd()
+    isolated_roles = sorted(n for n, a in (spec.agents or {}).items() if wants_isolation(a))
+    if isolated_roles and not in_git_repo(where):
+        raise ValueError(
+            f"{', '.join(isolated_roles)} of {spec.name!r} must run isolated in a git worktree,"
+            f" but {where} is not in a git repository: run `git init` there, or drop isolate=True"
+        )
+
+    wb = workbench if spec.workbench else None
+    append = "\n\n".join(
+        part.strip()
+        for part in (prelude, spec.instructions, wb.prompt_block() if wb else "")
+        if part and part.strip()
+    )
+    system_prompt: dict[str, Any] = {"type": "preset", "preset": "claude_code"}
+    if append:
+        system_prompt["append"] = append
+
+    env: dict[str, str] = {}
+    if spec.compact is not None:
+        env.update(spec.compact.env())
+    env.update(spec.env)
+    if session_store is not None and "CLAUDE_CONFIG_DIR" not in env:
+        config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
+        if config_dir:
+            env["CLAUDE_CONFIG_DIR"] = config_dir
+
+    contributed = get_plugin_manager().hook.flower_guards(
+        spec=spec, workbench=wb, spill_threshold=spill_threshold
+    )
+    hooks = merge_hooks(spec.hooks, *contributed)
+
+    plugins: list[Any] = []
+    if use_plugin and PLUGIN_DIR.is_dir():
+        plugins.append({"type": "local", "path": str(PLUGIN_DIR)})
+
+    return ClaudeAgentOptions(
+        system_prompt=system_prompt,  # type: ignore[arg-type]
+        allowed_tools=list(spec.allowed_tools),
+        disallowed_tools=list(spec.disallowed_tools),
+        model=spec.model,
+        effort=spec.effort,  # type: ignore[arg-type]
+        max_turns=spec.max_turns,
+        max_budget_usd=spec.max_budget_usd,
+        permission_mode=spec.permission_mode,  # type: ignore[arg-type]
+        agents=dict(spec.agents) if spec.agents else None,
+        mcp_servers=dict(spec.mcp_servers),
+        hooks=hooks or None,  # type: ignore[arg-type]
+        env=env,
+        cwd=str(where),
+        add_dirs=[str(d) for d in add_dirs or []],
+        session_store=session_store,
+        session_store_flush=flush,  # type: ignore[arg-type]
+        resume=resume,
+        fork_session=fork,
+        resume_session_at=resume_at,
+        plugins=plugins,  # type: ignore[arg-type]
+        setting_sources=["project"] if portable else None,  # type: ignore[list-item]
+        strict_mcp_config=portable,
+    )
+
+
+def in_git_repo(path: Path) -> bool:
+    """Whether ``path`` is inside a git work tree (a ``.git`` folder or file above it)."""
+    for folder in (path, *path.parents):
+        if (folder / ".git").exists():
+            return True
+    return False

@@ -1,0 +1,452 @@
+"""The hook layer: the walls flower puts around every session.
+
+Which tools the main thread may not touch, which over-long results go to disk, which
+role runs in its own worktree: all of it is enforced by SDK hooks, not by the prompt,
+because a prompt is advice a model may ignore. (Measured: a judge with a goal ran Bash
+11 times; an agent with ``allowed_tools=["Read"]`` called Write and Bash; with
+"do not use a worktree" in the system prompt the model passed ``isolation=None`` and the
+injected ``"worktree"`` still landed.)
+
+Every guard that "only stops the main thread" tells it apart with one function,
+:func:`_is_main_thread`: a subagent's tool-lifecycle hook input carries ``agent_id``,
+the main thread's does not.
+
+The Runtime installs all of this from an ``AgentSpec`` (through the kernel's
+``flower_guards`` hook); install them by hand only when driving the SDK yourself.
+The SDK is imported lazily.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import stat
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flower.core.workbench import SPILL_DIRNAME
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import AgentDefinition, HookMatcher
+
+    from flower.core.agent import AgentSpec
+    from flower.core.workbench import Workbench
+
+HANDS_ON = "Bash|Write|Edit|NotebookEdit"
+WRITE_ONLY = "Write|Edit|NotebookEdit"
+BULKY = "Bash|Read|Grep|Glob|WebFetch|WebSearch"
+
+#: How much of a spilled result stays in the conversation after the pointer.
+SPILL_HEAD = 400
+ISOLATE_ATTR = "_flower_isolate"
+
+#: A hook callback as the SDK calls it.
+HookFn = Callable[[Any, "str | None", Any], Any]
+
+_SPILL_NAME = re.compile(r"[0-9a-f]{16}\.txt")
+
+
+def _is_main_thread(data: Mapping[str, Any]) -> bool:
+    """True for the session's own thread: subagents' hook input carries ``agent_id``."""
+    return not data.get("agent_id")
+
+
+def _deny(reason: str) -> dict[str, Any]:
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def _matcher(matcher: str | None, hook: HookFn) -> HookMatcher:
+    from claude_agent_sdk import HookMatcher
+
+    return HookMatcher(matcher=matcher, hooks=[hook])
+
+
+def _tool_names(entries: list[str]) -> set[str]:
+    """Tool names of ``allowed_tools`` entries (``"Bash(git:*)"`` counts as Bash)."""
+    return {entry.split("(", 1)[0].strip() for entry in entries}
+
+
+# --- whitelist ---------------------------------------------------------------------------
+
+
+def whitelist_text(role: str, tool: str) -> str:
+    return (
+        f"{role}没有 {tool} 工具。这是有意为之,不是配置里漏掉了。"
+        "把你的结论直接写在回复正文里,框架会从那里取走;"
+        "不要换一种说法或换一个工具去绕开这条限制。"
+    )
+
+
+def whitelist_guard(allowed: list[str] | None, *, role: str = "这个角色") -> HookMatcher | None:
+    """Make ``allowed_tools`` exclusive for the four hands-on tools.
+
+    ``allowed_tools`` only lists tools that run without a prompt; it does not forbid
+    the rest. This guard denies, in the main thread, every one of Bash, Write, Edit and
+    NotebookEdit that ``allowed`` does not name. Subagents pass (their tools come from
+    ``AgentDefinition.tools``). Deriving the set from ``allowed`` means
+    ``judge(can_run=True)`` keeps Bash and still loses Write/Edit with no extra switch.
+
+    Returns ``None`` when there is nothing to stop (a full tool set), and also for
+    ``allowed=None``, which means "no whitelist given".
+    """
+    if allowed is None:
+        return None
+    have = _tool_names(allowed)
+    banned = [tool for tool in HANDS_ON.split("|") if tool not in have]
+    if not banned:
+        return None
+    refused = frozenset(banned)
+
+    async def whitelist(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        tool = data.get("tool_name", "")
+        if tool in refused and _is_main_thread(data):
+            return _deny(whitelist_text(role, tool))
+        return {}
+
+    return _matcher("|".join(banned), whitelist)
+
+
+# --- delegate ----------------------------------------------------------------------------
+
+
+def delegate_text(tool: str, *, artifacts: str, glance: bool) -> str:
+    text = (
+        f"主线程不亲自动手(这次被拦下的是 {tool})。用 Agent 工具派一个 subagent 去做:"
+        "在任务里写清目标和验收标准,并要求它把长输出写进 "
+        f"{artifacts},回复里只给路径和结论。"
+    )
+    if glance:
+        text += "只读的一次性查看命令(如 git status、ls、cat 某个文件)可以直接用 Bash 跑,不用派人。"
+    return text
+
+
+def delegate_guard(
+    *, tools: str = HANDS_ON, allow_glance: bool = False, artifacts: str = ".flower/artifacts/"
+) -> HookMatcher:
+    """Stop the main thread from doing hands-on work, and say how to delegate instead.
+
+    The deny text tells the model to send a subagent through the Agent tool with the goal
+    and acceptance criteria in the task, and to have it write long output to
+    ``artifacts`` and reply with only the path and the conclusion. Subagents always
+    pass. Roles with ``delegate_only`` get this guard instead of the whitelist guard:
+    two texts for one tool would contradict each other.
+
+    With ``allow_glance``, a Bash command passes when ``is_ephemeral`` accepts it: the
+    very function that later marks such results stale, so what the coordinator may run
+    itself and what expires are one set (change one, change both).
+
+    ``artifacts`` (an extension of the documented signature) is the artifacts folder as
+    the model should name it; ``workbench_hooks`` passes the workbench's real one.
+    """
+    is_ephemeral = _ephemeral_check() if allow_glance else None
+    intercepted = frozenset(tools.split("|"))
+
+    async def delegate(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        tool = data.get("tool_name", "")
+        if tool not in intercepted or not _is_main_thread(data):
+            return {}
+        if is_ephemeral is not None and tool == "Bash":
+            command = (data.get("tool_input") or {}).get("command")
+            if isinstance(command, str) and is_ephemeral(command):
+                return {}
+        return _deny(delegate_text(tool, artifacts=artifacts, glance=is_ephemeral is not None))
+
+    return _matcher(tools, delegate)
+
+
+def _ephemeral_check() -> Callable[[str], bool]:
+    from flower.core.ephemeral import is_ephemeral
+
+    return is_ephemeral
+
+
+# --- spill -------------------------------------------------------------------------------
+
+
+def spill_pointer(path: Path, original: str) -> str:
+    head = original[:SPILL_HEAD]
+    return (
+        f"[结果太长({len(original)} 字),全文已存到 {path} 。"
+        f"需要全文就用 Read 读这个文件;下面只是前 {len(head)} 字]\n{head}"
+    )
+
+
+def spill_guard(
+    workbench: Workbench,
+    *,
+    threshold: int = 4000,
+    tools: str = BULKY,
+    main_only: bool = False,
+) -> HookMatcher:
+    """Put over-long tool results on disk at once, leaving a pointer in the conversation.
+
+    Runs on PostToolUse. Every string field of the result longer than ``threshold`` is
+    written to ``<workbench>/spill/<first 16 hex of its sha256>.txt`` and replaced by a
+    pointer plus its first 400 characters. Only such string fields are replaced, in
+    place, so the result keeps the tool's own structure (the CLI ignores an
+    ``updatedToolOutput`` of another shape, e.g. a bare string for Bash); lists are never
+    touched (they may hold image blocks). Reading a spilled file (Read of it, or a Bash
+    command that names it) passes untouched: otherwise the text read would be spilled
+    again and "read the file" would loop forever.
+
+    ``main_only`` spills only the main thread's results.
+    """
+    intercepted = frozenset(tools.split("|"))
+
+    async def spill(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        tool = data.get("tool_name", "")
+        if tool not in intercepted or (main_only and not _is_main_thread(data)):
+            return {}
+        if _reads_spill(workbench, tool, data.get("tool_input") or {}):
+            return {}
+        response = data.get("tool_response")
+        updated = _spill_value(workbench, response, threshold)
+        if updated is response:
+            return {}
+        return {
+            "hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": updated}
+        }
+
+    return _matcher(tools, spill)
+
+
+def _reads_spill(workbench: Workbench, tool: str, tool_input: Mapping[str, Any]) -> bool:
+    """Whether this call reads a file ``spill_guard`` wrote (Read of it, Bash naming it)."""
+    if tool == "Read":
+        path = tool_input.get("file_path")
+        if not isinstance(path, str) or not _SPILL_NAME.fullmatch(Path(path).name):
+            return False
+        resolved = _resolve(Path(path))
+        return resolved is not None and resolved.parent == _resolve(workbench.spill)
+    if tool == "Bash":
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return False
+        return any((workbench.spill / name).is_file() for name in _SPILL_NAME.findall(command))
+    return False
+
+
+def _resolve(path: Path) -> Path | None:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def _spill_value(workbench: Workbench, value: Any, threshold: int) -> Any:
+    """``value`` with over-long strings spilled; the same object when nothing changed."""
+    if isinstance(value, str):
+        if len(value) <= threshold:
+            return value
+        return spill_pointer(spill_text(workbench, value), value)
+    if isinstance(value, dict):
+        changed = False
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            new = _spill_value(workbench, item, threshold)
+            changed = changed or new is not item
+            out[key] = new
+        return out if changed else value
+    return value  # lists (image blocks) and scalars stay as they are
+
+
+def spill_text(workbench: Workbench, text: str) -> Path:
+    """Write ``text`` to the spill folder under its content hash; return the path.
+
+    A regular file of that name and size is the same text already spilled, and is kept.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    name = hashlib.sha256(data).hexdigest()[:16] + ".txt"
+    path = workbench.place(SPILL_DIRNAME, name)
+    try:
+        st = path.lstat()
+    except OSError:
+        st = None
+    if st is None or not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+        workbench.write(text, SPILL_DIRNAME, name)
+    return path
+
+
+# --- index -------------------------------------------------------------------------------
+
+
+def index_guard(workbench: Workbench) -> HookMatcher:
+    """Refresh ``INDEX.md`` when a Write or Edit lands in the workbench, so the next
+    session's prompt lists it. Always returns ``{}``: a side effect, never a decision."""
+
+    async def index(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        path = (data.get("tool_input") or {}).get("file_path")
+        if isinstance(path, str) and workbench.contains(_from_cwd(path, data)):
+            try:
+                workbench.refresh()
+            except OSError as exc:  # an index that could not be written must not fail the tool
+                print(f"flower: could not refresh {workbench.index}: {exc}", file=sys.stderr)
+        return {}
+
+    return _matcher("Write|Edit", index)
+
+
+def _from_cwd(path: str, data: Mapping[str, Any]) -> Path:
+    candidate = Path(path)
+    cwd = data.get("cwd")
+    if not candidate.is_absolute() and isinstance(cwd, str) and cwd:
+        candidate = Path(cwd) / candidate
+    return candidate
+
+
+# --- isolation ---------------------------------------------------------------------------
+
+
+def isolated(agent: AgentDefinition, flag: bool = True) -> AgentDefinition:
+    """Mark a subagent definition as needing its own git worktree; returns it.
+
+    The mark is a Python-side attribute set with ``object.__setattr__``, not a dataclass
+    field: the SDK serialises definitions with ``asdict()``, which sees declared fields
+    only, so the mark never reaches the CLI. The price: ``dataclasses.replace()`` on the
+    definition drops it and isolation is silently off.
+    """
+    object.__setattr__(agent, ISOLATE_ATTR, bool(flag))
+    return agent
+
+
+def wants_isolation(agent: AgentDefinition | None) -> bool:
+    """Whether ``agent`` was marked with :func:`isolated`."""
+    return agent is not None and bool(getattr(agent, ISOLATE_ATTR, False))
+
+
+def isolate_guard(agents: dict[str, AgentDefinition], *, on_inject: Any = None) -> HookMatcher:
+    """Give subagents of isolated roles their own git worktree.
+
+    On PreToolUse of ``Agent``: when the input names neither ``cwd`` nor ``isolation``
+    (a ``None`` counts as not named) and the role named by ``subagent_type`` is marked
+    :func:`isolated`, the call is allowed with ``isolation: "worktree"`` added.
+    ``cwd`` and ``isolation`` exclude each other in the Agent tool, so a model's own
+    ``cwd`` is respected. Roles that need no isolation are not touched by a byte.
+
+    ``on_inject``, if given, is called as ``on_inject(subagent_type, updated_input)``
+    after each injection (to report it); its errors are printed, not raised.
+    """
+
+    async def isolate(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        if data.get("tool_name") != "Agent":
+            return {}
+        tool_input = dict(data.get("tool_input") or {})
+        if tool_input.get("cwd") or tool_input.get("isolation"):
+            return {}
+        role = tool_input.get("subagent_type")
+        if not isinstance(role, str) or not wants_isolation(agents.get(role)):
+            return {}
+        updated = {**tool_input, "isolation": "worktree"}
+        if on_inject is not None:
+            try:
+                on_inject(role, updated)
+            except Exception as exc:  # reporting must not cost the isolation
+                print(f"flower: isolate_guard on_inject failed: {exc!r}", file=sys.stderr)
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow",
+                "updatedInput": updated,
+            }
+        }
+
+    return _matcher("Agent", isolate)
+
+
+# --- assembling --------------------------------------------------------------------------
+
+
+def workbench_hooks(
+    workbench: Workbench,
+    *,
+    delegate_only: bool = True,
+    spill_threshold: int | None = 4000,
+    agents: dict[str, AgentDefinition] | None = None,
+    allow_glance: bool = False,
+) -> dict[str, list[HookMatcher]]:
+    """Every hook a workbench needs, in one call.
+
+    - PreToolUse: ``delegate_guard(allow_glance=...)`` when ``delegate_only``, then
+      ``isolate_guard(agents)`` when any role in ``agents`` is marked isolated.
+    - PostToolUse: ``index_guard`` always, then ``spill_guard`` when
+      ``spill_threshold`` is truthy.
+
+    Events with no hook are left out.
+    """
+    pre: list[HookMatcher] = []
+    if delegate_only:
+        pre.append(
+            delegate_guard(
+                allow_glance=allow_glance,
+                artifacts=workbench.display(workbench.artifacts) + "/",
+            )
+        )
+    if agents and any(wants_isolation(a) for a in agents.values()):
+        pre.append(isolate_guard(agents))
+    post: list[HookMatcher] = [index_guard(workbench)]
+    if spill_threshold:
+        post.append(spill_guard(workbench, threshold=spill_threshold))
+    return {event: hooks for event, hooks in (("PreToolUse", pre), ("PostToolUse", post)) if hooks}
+
+
+def spec_guards(
+    spec: AgentSpec, workbench: Workbench | None, spill_threshold: int | None
+) -> dict[str, list[HookMatcher]]:
+    """The default guard set for ``spec`` (what the default ``flower_guards`` returns).
+
+    As the Runtime documents it: ``whitelist_guard(spec.allowed_tools)`` unless the spec
+    is ``delegate_only``, plus ``workbench_hooks(...)`` when there is a workbench.
+
+    One deliberate difference: without a workbench the seed leaves a ``delegate_only``
+    main thread with no wall at all and isolated roles silently unisolated. Neither
+    guard needs a workbench, so here they are installed anyway.
+    """
+    groups: list[dict[str, list[HookMatcher]] | None] = []
+    if not spec.delegate_only:
+        wall = whitelist_guard(spec.allowed_tools, role=spec.name or "这个角色")
+        if wall is not None:
+            groups.append({"PreToolUse": [wall]})
+    agents = spec.agents or {}
+    if workbench is not None:
+        groups.append(
+            workbench_hooks(
+                workbench,
+                delegate_only=spec.delegate_only,
+                spill_threshold=spill_threshold,
+                agents=agents,
+                allow_glance=spec.glance,
+            )
+        )
+    else:
+        pre: list[HookMatcher] = []
+        if spec.delegate_only:
+            pre.append(delegate_guard(allow_glance=spec.glance))
+        if any(wants_isolation(a) for a in agents.values()):
+            pre.append(isolate_guard(agents))
+        if pre:
+            groups.append({"PreToolUse": pre})
+    return merge_hooks(*groups)
+
+
+def merge_hooks(*groups: dict[str, list[Any]] | None) -> dict[str, list[Any]]:
+    """Join hook configurations by event name, in order.
+
+    Uses ``extend`` and removes nothing: pass one guard twice and it runs twice.
+    ``None`` and empty groups are skipped; events with no hooks are left out.
+    """
+    merged: dict[str, list[Any]] = {}
+    for group in groups:
+        if not group:
+            continue
+        for event, matchers in group.items():
+            if matchers:
+                merged.setdefault(event, []).extend(matchers)
+    return merged

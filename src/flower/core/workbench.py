@@ -1,0 +1,345 @@
+"""The workbench: where agents put what should outlive one reply.
+
+Long tool results, scripts worth running twice and key decisions go to disk instead of
+staying in the conversation, so the context stays small and the next session (or the
+next agent) still finds them. The workbench is three folders and an index; the index is
+put into the session's system prompt, so an agent knows from its first turn what is
+already there.
+
+The index does not reach subagents (they have their own system prompt), which is why the
+coordinator must restate "long results go to artifacts/" and "the workbench is at <path>"
+in every task it hands out, and why flower's Claude Code plugin ships a skill with the
+conventions.
+
+Every file flower itself writes here goes through :meth:`Workbench.place` and
+:func:`atomic_write`: a name that a tool or a step supplies can never move the write out
+of the workbench (``..``, absolute paths and symlinks are refused), and a reader never
+sees a half-written file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The three folders, in the order the index lists them.
+FOLDERS = ("scripts", "artifacts", "notes")
+INDEX_NAME = "INDEX.md"
+SPILL_DIRNAME = "spill"
+#: How many leading lines may carry the ``desc:`` line.
+DESC_LINES = 8
+DESC_MAX = 100
+#: Below ``notes/`` old handoffs and archived lineage live here; they are history, not
+#: something the next agent needs to be pointed at.
+ARCHIVE_DIRNAME = "archive"
+
+_COMMENT = re.compile(r"^\s*(?:#|//|--)\s?(.*)$")
+_DESC = re.compile(r"^desc\s*[:：]\s*(.+)$", re.IGNORECASE)
+_DOCSTRING = re.compile(r"^\s*[rRbBuU]?(\"\"\"|''')\s*(.*)$")
+_WORDY = re.compile(r"\w")
+_UNSAFE_NAME = re.compile(r"[\x00-\x1f/\\:*?\"<>|]+")
+
+
+class WorkbenchError(ValueError):
+    """A path that would take a write outside the workbench."""
+
+
+@dataclass
+class Workbench:
+    """Three folders and an index for the things an agent should keep on disk.
+
+    Attributes:
+        workspace: The project folder the agents work in.
+        dirname: The workbench folder inside ``workspace`` when ``home`` is not given
+            (a relative path without ``..``).
+        max_index_entries: Most files the index lists (the newest win); the rest are
+            counted in one line, so a busy workbench cannot flood the system prompt.
+        home: Put the workbench here instead, typically outside the repository: an
+            agent isolated in a git worktree cannot write into the shared checkout, so
+            isolation needs an outside workbench (``starter_flow(isolate=True)`` uses
+            ``<ws>.parent/.flower-<ws.name>``).
+    """
+
+    workspace: Path
+    dirname: str = ".flower"
+    max_index_entries: int = 40
+    home: Path | None = None
+
+    def __post_init__(self) -> None:
+        self.workspace = Path(self.workspace).expanduser().absolute()
+        rel = Path(self.dirname)
+        if not self.dirname or rel.is_absolute() or ".." in rel.parts:
+            raise WorkbenchError(
+                f"Workbench dirname {self.dirname!r} must be a relative folder name inside the"
+                " workspace; to put the workbench elsewhere pass home=<absolute path>"
+            )
+        if self.max_index_entries < 0:
+            raise WorkbenchError("Workbench max_index_entries must be 0 or more")
+        if self.home is not None:
+            self.home = Path(self.home).expanduser().absolute()
+
+    # --- where things are -------------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        """The workbench folder (absolute)."""
+        return self.home if self.home is not None else self.workspace / self.dirname
+
+    @property
+    def scripts(self) -> Path:
+        return self.root / "scripts"
+
+    @property
+    def artifacts(self) -> Path:
+        return self.root / "artifacts"
+
+    @property
+    def notes(self) -> Path:
+        return self.root / "notes"
+
+    @property
+    def spill(self) -> Path:
+        """Where ``spill_guard`` puts over-long tool results (not indexed)."""
+        return self.root / SPILL_DIRNAME
+
+    @property
+    def index(self) -> Path:
+        return self.root / INDEX_NAME
+
+    @property
+    def external(self) -> bool:
+        """True when the workbench is outside the workspace, so relative paths miss it."""
+        return not _is_within(self.root.resolve(), self.workspace.resolve())
+
+    def display(self, path: Path | None = None) -> str:
+        """How to name ``path`` (default: the root) to an agent: relative when it lives in
+        the workspace, absolute when the workbench is external."""
+        target = self.root if path is None else path
+        if self.external:
+            return str(target)
+        return str(target.relative_to(self.workspace))
+
+    def contains(self, path: str | Path) -> bool:
+        """Whether ``path`` (relative to the workspace) resolves inside the workbench."""
+        candidate = Path(path).expanduser()
+        if not candidate.is_absolute():
+            candidate = self.workspace / candidate
+        try:
+            resolved = candidate.resolve()
+        except (OSError, RuntimeError):
+            return False
+        return _is_within(resolved, self.root.resolve())
+
+    # --- writing safely ---------------------------------------------------------------
+
+    def ensure(self) -> Path:
+        """Create the root and the three folders (and ``spill/``); return the root."""
+        for folder in (*FOLDERS, SPILL_DIRNAME):
+            self.place(folder).mkdir(parents=True, exist_ok=True)
+        return self.root
+
+    def place(self, *parts: str) -> Path:
+        """A path below the root for flower to write, built from names others supply.
+
+        Raises :class:`WorkbenchError` for an absolute part, a ``..`` part, or a path
+        that resolves outside the root through a symlink. The root itself is the user's
+        choice and may be a symlink; anything below it may not lead out.
+        """
+        rel = Path()
+        for part in parts:
+            p = Path(part)
+            if p.is_absolute() or p.drive or ".." in p.parts:
+                raise WorkbenchError(
+                    f"{part!r} would leave the workbench {self.root}: use a plain relative name"
+                )
+            rel = rel / p
+        target = self.root / rel
+        root = self.root.resolve()
+        if not _is_within(target.resolve(), root):
+            raise WorkbenchError(
+                f"{self.root / rel} leads outside the workbench {self.root} (a symlink?);"
+                " remove the link and try again"
+            )
+        return target
+
+    def write(self, text: str, *parts: str) -> Path:
+        """Write ``text`` to ``place(*parts)`` atomically and return the path."""
+        target = self.place(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, text)
+        return target
+
+    # --- the index --------------------------------------------------------------------
+
+    def entries(self) -> list[tuple[str, str, float]]:
+        """``(relative path, description, mtime)`` of every indexed file, newest first."""
+        found: list[tuple[str, str, float]] = []
+        root = self.root
+        for folder in FOLDERS:
+            base = root / folder
+            if not base.is_dir() or base.is_symlink():
+                continue
+            for dirpath, dirnames, filenames in os.walk(base):
+                here = Path(dirpath)
+                dirnames[:] = sorted(
+                    d
+                    for d in dirnames
+                    if not d.startswith(".")
+                    and not (here == root / "notes" and d == ARCHIVE_DIRNAME)
+                    and not (here / d).is_symlink()
+                )
+                for name in filenames:
+                    if name.startswith(".") or name.endswith(".tmp"):
+                        continue
+                    path = here / name
+                    try:
+                        st = path.lstat()
+                    except OSError:
+                        continue
+                    if not path.is_file() or path.is_symlink():
+                        continue
+                    desc = describe(path) or _size(st.st_size)
+                    found.append((path.relative_to(root).as_posix(), desc, st.st_mtime))
+        found.sort(key=lambda e: (-e[2], e[0]))
+        return found
+
+    def render_index(self) -> str:
+        """The index as Markdown: the newest ``max_index_entries`` files, by folder."""
+        entries = self.entries()
+        shown = entries[: self.max_index_entries]
+        lines = ["# 工作台索引", "", "(flower 自动生成,改了会被覆盖)", ""]
+        if not shown:
+            lines.append("(还是空的)")
+        for folder in FOLDERS:
+            mine = sorted((e for e in shown if e[0].startswith(folder + "/")), key=lambda e: e[0])
+            if not mine:
+                continue
+            lines.append(f"## {folder}/")
+            lines.extend(f"- {rel} — {desc}" for rel, desc, _ in mine)
+            lines.append("")
+        hidden = len(entries) - len(shown)
+        if hidden > 0:
+            lines.append(f"(另有 {hidden} 个较旧的文件没有列出)")
+        return "\n".join(lines).rstrip() + "\n"
+
+    def refresh(self) -> str:
+        """Rebuild ``INDEX.md`` from what is on disk; return its text."""
+        self.ensure()
+        text = self.render_index()
+        path = self.place(INDEX_NAME)
+        try:
+            if path.is_file() and not path.is_symlink() and path.read_text("utf-8") == text:
+                return text
+        except (OSError, UnicodeDecodeError):
+            pass
+        atomic_write(path, text)
+        return text
+
+    def prompt_block(self) -> str:
+        """What goes into a session's system prompt: where the workbench is, its three
+        rules and the current index."""
+        index = self.refresh()
+        where = self.display()
+        if self.external:
+            place = f"工作台在仓库之外:{where}/ ——它不在工作区里,请一律用绝对路径访问。"
+        else:
+            place = f"工作台在 {where}/(相对工作区根目录)。"
+        rules = "\n".join(
+            [
+                "## 工作台",
+                place,
+                f"1. 需要第二次运行的脚本写进 {self.display(self.scripts)}/,"
+                "第一行写 `# desc: 一句话说明`。",
+                f"2. 长于 2000 字的结果写进 {self.display(self.artifacts)}/,对话里只给路径和结论。",
+                f"3. 关键决定写进 {self.display(self.notes)}/,一个决定一个文件。",
+                "",
+                f"当前索引({self.display(self.index)}):",
+                "",
+            ]
+        )
+        return rules + index
+
+
+def describe(path: Path) -> str:
+    """The one-line description of a file: its ``desc:`` line within the first 8 lines
+    (after ``#``, ``//`` or ``--``), else its first non-empty comment, else the first
+    line of its docstring; cut to 100 characters. ``""`` when there is none."""
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as fh:
+            head = [fh.readline() for _ in range(DESC_LINES)]
+    except OSError:
+        return ""
+    return describe_text("".join(head))
+
+
+def describe_text(text: str) -> str:
+    """:func:`describe` for text already read."""
+    lines = text.splitlines()[:DESC_LINES]
+    fallback = ""
+    for i, line in enumerate(lines):
+        if i == 0 and line.startswith("#!"):
+            continue
+        comment = _COMMENT.match(line)
+        if comment:
+            body = comment.group(1).strip().lstrip("#").strip()
+            desc = _DESC.match(body)
+            if desc:
+                return _cut(desc.group(1))
+            if not fallback and _WORDY.search(body) and not _is_pragma(body):
+                fallback = body
+            continue
+        doc = _DOCSTRING.match(line)
+        if doc and not fallback:
+            quote, rest = doc.group(1), doc.group(2)
+            first = rest.split(quote)[0].strip()
+            if not first and i + 1 < len(lines):
+                first = lines[i + 1].split(quote)[0].strip()
+            if first:
+                fallback = first
+    return _cut(fallback)
+
+
+def safe_name(text: str, *, default: str = "untitled") -> str:
+    """``text`` made into one harmless file name (no separators, no leading dots)."""
+    name = _UNSAFE_NAME.sub("_", text).strip().lstrip(".").strip()
+    return name[:150] or default
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write through a fresh temporary file and ``os.replace``, so a reader never sees a
+    half-written file and a planted symlink at the target is replaced, not followed."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _is_pragma(body: str) -> bool:
+    low = body.lower()
+    return low.startswith(("-*-", "coding", "vim:", "type:", "noqa", "pylint", "eslint", "!"))
+
+
+def _cut(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= DESC_MAX else text[: DESC_MAX - 1] + "…"
+
+
+def _size(n: int) -> str:
+    return f"{n} 字节" if n < 1024 else f"{n / 1024:.1f}K"
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
