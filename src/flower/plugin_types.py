@@ -7,7 +7,7 @@ plugin contributes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -58,6 +58,11 @@ class HandoffRequest:
         overflow: True when the API already refused the prompt as too long, so a
             round on the same session will likely fail and a degraded document is due.
         generation: How many handoffs this step has done before this one.
+        ask: Runs one more round of the full session with a prompt and returns its
+            ``StepResult`` (budget lifted, no UI events, no handoff of its own, no
+            manifest row; its cost is added to the step's). ``None`` when no round can
+            run. The default writer sends ``HANDOFF_PROMPT`` through it.
+        extra: Free-form details for plugins that need more.
     """
 
     runtime: Any
@@ -69,6 +74,7 @@ class HandoffRequest:
     window: int = 0
     overflow: bool = False
     generation: int = 0
+    ask: Callable[[str], Awaitable[Any]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -1,0 +1,364 @@
+"""The handoff document: what a full session leaves its successor.
+
+When a session's context is nearly full, flower does not let the CLI compact it into a
+summary nobody can read. The session itself writes a handoff (only it holds the
+context), flower saves it as ``<workbench.notes>/交接-<step>.md`` and starts a fresh
+session whose first prompt is :meth:`Handoff.prompt_block`. The document is readable
+and editable, so a human can see what was kept and what was lost.
+
+Five sections, two of them required: ``doing`` and ``next``. Demanding dead ends would
+make the model invent some.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Section field -> its heading in the document, in document order.
+SECTIONS: dict[str, str] = {
+    "doing": "正在做",
+    "decided": "已决定",
+    "deadends": "死路",
+    "next": "下一步",
+    "scene": "现场",
+}
+
+#: Only these must be non-empty for a handoff to be usable.
+REQUIRED = ("doing", "next")
+
+#: Other headings a model writes for the same sections (Chinese and English).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "doing": (
+        "正在做",
+        "在做什么",
+        "正在做的事",
+        "当前任务",
+        "进行中",
+        "目前在做",
+        "doing",
+        "current task",
+    ),
+    "decided": (
+        "已决定",
+        "已经决定",
+        "已定",
+        "决定",
+        "关键决定",
+        "已做的决定",
+        "decided",
+        "decisions",
+    ),
+    "deadends": (
+        "死路",
+        "走不通的路",
+        "走不通",
+        "已排除",
+        "踩过的坑",
+        "试过不行",
+        "死胡同",
+        "dead ends",
+        "deadends",
+        "dead-ends",
+    ),
+    "next": ("下一步", "接下来", "下一步做什么", "待办", "next", "next steps", "next step"),
+    "scene": ("现场", "现状", "环境", "关键文件", "scene", "state", "environment"),
+}
+
+#: Written by :meth:`Handoff.to_markdown` for an empty section; parsing it back counts
+#: the section as missing, so copying the template does not fake a complete document.
+PLACEHOLDER = "(未填)"
+
+#: The prompt of the handoff round, run as one more turn of the full session.
+HANDOFF_PROMPT = """上下文快满了:已用约 {used} tokens,窗口 {window} tokens。
+这件事马上要交给一个全新的会话接着做。它看不到这段对话,只能看到你现在写的交接文档。
+
+现在只写交接,不要调用任何工具,不要继续干活。按下面五个小节写,小节标题照抄:
+
+## 正在做
+这件事的目标,以及眼下正在做的那一块。
+
+## 已决定
+已经拍板的决定和理由,免得接手的人推翻重来。
+
+## 死路
+试过但走不通的做法和原因。没有就写"无",不要编。
+
+## 下一步
+接手后第一件、第二件要做的事,具体到文件和命令。
+
+## 现场
+相关的文件、分支、命令、工作台上已落盘的东西(写路径),以及还没验证的点。
+"""
+
+_PATTERNS = (
+    "prompt is too long",
+    "context length exceeded",
+    "context_length_exceeded",
+    "maximum context length",
+    "too many total text bytes",
+    "input length and max_tokens exceed",
+    "input is too long",
+    "request too large",
+    "request_too_large",
+    "exceeds the context window",
+    "context window exceeded",
+    "conversation is too long",
+)
+_OVERFLOW = re.compile("|".join(re.escape(p) for p in _PATTERNS), re.IGNORECASE)
+
+
+def is_overflow(*texts: str | None) -> bool:
+    """Whether any text is the API refusing a prompt for its size.
+
+    Such an error is not worth retrying (the same prompt stays too long); the Runtime
+    turns it into an immediate handoff instead.
+    """
+    return any(text and _OVERFLOW.search(text) for text in texts)
+
+
+# --- parsing -------------------------------------------------------------------------------
+
+_ALIAS_TO_FIELD = {alias.lower(): name for name, aliases in ALIASES.items() for alias in aliases}
+
+_PREFIX = re.compile(
+    r"^[ \t]*(?P<hash>#{1,6}[ \t]*)?(?P<bullet>[-*+][ \t]+)?(?P<num>\d+[.、)][ \t]*)?"
+    r"(?P<bold>\*\*|__)?[ \t]*"
+)
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+-]*)")
+_UNWRAP = frozenset({"markdown", "md"})
+
+
+def _drop_fences(lines: list[str]) -> list[str]:
+    """Remove fenced blocks; an unclosed fence drops everything after it.
+
+    A model that pastes code must not have a heading inside that code parsed as a
+    section, and a cut-off answer must not look complete. A ```` ```markdown ```` fence
+    is the model wrapping the document itself: its content is kept.
+    """
+    kept: list[str] = []
+    fence: str | None = None
+    unwrap = False
+    for line in lines:
+        marker = _FENCE.match(line)
+        if fence is None:
+            if marker:
+                fence, unwrap = marker.group(1), marker.group(2).lower() in _UNWRAP
+            else:
+                kept.append(line)
+            continue
+        bare = line.strip()
+        if marker and bare == fence[0] * len(bare) and len(bare) >= len(fence):
+            fence = None
+        elif unwrap:
+            kept.append(line)
+    return kept
+
+
+def _heading(line: str, aliases: list[str]) -> tuple[str, str] | None:
+    """``(alias, text after it)`` when ``line`` is a section heading.
+
+    Accepted: ``## 正在做``, ``**下一步**``, ``死路:``, ``3. 下一步``, ``- **现场**: ...``.
+    Text on the heading line belongs to the section. A bare word followed by text
+    (``下一步 先跑测试``) is a heading only with a marker (``#``, a number, bold), so a
+    sentence that happens to start with an alias stays a sentence.
+    """
+    prefix = _PREFIX.match(line)
+    assert prefix is not None  # every group is optional
+    bold = prefix.group("bold")
+    marked = bool(prefix.group("hash") or prefix.group("num") or bold)
+    tail = line[prefix.end() :]
+    lowered = tail.lower()
+    for alias in aliases:
+        if not lowered.startswith(alias):
+            continue
+        after = tail[len(alias) :].lstrip(" \t")
+        closed = False
+        if bold and after.startswith(bold):
+            after, closed = after[len(bold) :].lstrip(" \t"), True
+        if after[:1] in (":", ":"):
+            after = after[1:].lstrip(" \t")
+            if bold and not closed and after.startswith(bold):
+                after = after[len(bold) :]
+            return alias, after.strip()
+        if not after.strip():
+            return alias, ""
+        if marked and tail[len(alias) : len(alias) + 1] in (" ", "\t", "*", "_"):
+            return alias, after.strip()
+        return None
+    return None
+
+
+def parse_sections(text: str, aliases: dict[str, str]) -> dict[str, str]:
+    """Split ``text`` into sections by heading; the first non-empty one of a name wins.
+
+    ``aliases`` maps a lower-cased heading to a field name. Aliases are tried longest
+    first, so a short one (``决定``) never shadows a longer one starting with it.
+    """
+    ordered = sorted(aliases, key=len, reverse=True)
+    found: dict[str, str] = {}
+    current: str | None = None
+    buffer: list[str] = []
+
+    def close() -> None:
+        content = "\n".join(buffer).strip()
+        if current is not None and content and content != PLACEHOLDER:
+            found.setdefault(current, content)
+
+    for line in _drop_fences((text or "").splitlines()):
+        hit = _heading(line, ordered)
+        if hit is None:
+            buffer.append(line)
+            continue
+        close()
+        current, buffer = aliases[hit[0]], [hit[1]] if hit[1] else []
+    close()
+    return found
+
+
+@dataclass
+class Handoff:
+    """A handoff document, five sections; ``doing`` and ``next`` are required.
+
+    ``degraded`` is true for a document flower assembled mechanically because the
+    session could not write one (see :func:`degraded`).
+    """
+
+    doing: str = ""
+    decided: str = ""
+    deadends: str = ""
+    next: str = ""
+    scene: str = ""
+    step: str = ""
+    path: Path | None = field(default=None, compare=False)
+    degraded: bool = field(default=False, compare=False)
+
+    @classmethod
+    def parse(cls, text: str, *, step: str = "") -> Handoff:
+        """Read a model's answer; headings may be ``## 正在做``, ``**下一步**``, ``死路:``…"""
+        return cls(**parse_sections(text, _ALIAS_TO_FIELD), step=step)
+
+    def missing(self) -> list[str]:
+        """Required sections that are empty, by field name."""
+        return [name for name in REQUIRED if not getattr(self, name).strip()]
+
+    def complete(self) -> bool:
+        return not self.missing()
+
+    def sections(self) -> dict[str, str]:
+        """Field name -> text, in document order."""
+        return {name: getattr(self, name) for name in SECTIONS}
+
+    def to_markdown(self) -> str:
+        """The document as a human reads and edits it."""
+        title = f"# 交接 · {self.step}" if self.step else "# 交接"
+        parts = [title, ""]
+        if self.degraded:
+            parts += ["> 这份交接是机械拼装的:上一代会话没能自己写出来。", ""]
+        for name, heading in SECTIONS.items():
+            parts += [f"## {heading}", "", getattr(self, name).strip() or PLACEHOLDER, ""]
+        return "\n".join(parts)
+
+    def prompt_block(self) -> str:
+        """The successor session's first prompt."""
+        where = f"(原文在 {self.path})" if self.path else ""
+        step = f"「{self.step}」" if self.step else "这件事"
+        body = "\n\n".join(
+            f"## {heading}\n{getattr(self, name).strip()}"
+            for name, heading in SECTIONS.items()
+            if getattr(self, name).strip()
+        )
+        return (
+            f"你接手{step}。上一代会话的上下文满了,这是它留下的交接{where}:\n\n"
+            f"{body}\n\n"
+            "从「下一步」接着做。工作台上已经落盘的东西先看再动,不要从头开始。"
+        )
+
+    def write(self, path: str | Path) -> Path:
+        """Save atomically (``.tmp`` then replace); remembers ``path``."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(self.to_markdown(), encoding="utf-8")
+        os.replace(tmp, target)
+        self.path = target
+        return target
+
+    @classmethod
+    def load(cls, path: str | Path) -> Handoff | None:
+        """Read a saved document back; ``None`` when there is none."""
+        target = Path(path)
+        try:
+            text = target.read_text(encoding="utf-8")
+        except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+            return None
+        title = re.search(r"^#[ \t]+交接(?:[ \t]*·[ \t]*(?P<step>.+))?$", text, re.MULTILINE)
+        doc = cls.parse(text, step=(title.group("step") or "").strip() if title else "")
+        doc.path = target
+        doc.degraded = "机械拼装" in text.split("## ", 1)[0]
+        return doc
+
+
+def degraded(step: str, prompt: str, *, why: str = "") -> Handoff:
+    """A handoff assembled without the model, for when the handoff round fails.
+
+    The successor gets the original task (first 1200 characters) as the scene and is
+    told to rebuild its picture from the workbench before going on.
+    """
+    reason = f"(原因:{why.strip()[:300]})" if why.strip() else ""
+    return Handoff(
+        doing=f"接着做步骤「{step}」的原任务。上一代会话的上下文满了,没能写出交接{reason}。",
+        next=(
+            "先看工作台 notes/、artifacts/ 和工作区里已经落盘的东西,弄清做到了哪一步,"
+            "再从断点接着做;不要从头开始。"
+        ),
+        scene=(prompt or "").strip()[:1200],
+        step=step,
+        degraded=True,
+    )
+
+
+def handoff_file(notes: Path, step: str) -> Path:
+    """``<notes>/交接-<step>.md``, with the step name made safe as one file name."""
+    return Path(notes) / f"交接-{safe_name(step)}.md"
+
+
+def archive_previous(notes: Path, step: str, *, now: float | None = None) -> Path | None:
+    """Move an older handoff of ``step`` to ``notes/archive/交接/<name>-<timestamp>.md``."""
+    current = handoff_file(notes, step)
+    if not current.is_file():
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    folder = Path(notes) / "archive" / "交接"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{current.stem}-{stamp}.md"
+    n = 1
+    while target.exists():
+        n += 1
+        target = folder / f"{current.stem}-{stamp}-{n}.md"
+    os.replace(current, target)
+    return target
+
+
+def safe_name(step: str) -> str:
+    """A step name as one file name: no separators, no leading dots, never empty."""
+    name = re.sub(r"[\\/:\x00-\x1f]+", "_", step).strip().lstrip(".")
+    return name[:120] or "step"
+
+
+__all__ = [
+    "ALIASES",
+    "HANDOFF_PROMPT",
+    "PLACEHOLDER",
+    "REQUIRED",
+    "SECTIONS",
+    "Handoff",
+    "archive_previous",
+    "degraded",
+    "handoff_file",
+    "is_overflow",
+    "parse_sections",
+]

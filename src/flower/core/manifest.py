@@ -1,0 +1,112 @@
+"""``manifest.json``: one row per finished step, shared by every flower in a run directory.
+
+Each row is every field of a ``StepResult`` plus ``duration_s`` and ``run`` (the id of
+the process that wrote it, ``YYYYmmdd-HHMMSS-<6 hex>``). Writing appends rather than
+overwrites: at every write the file is re-read, this process's rows are replaced by
+fresh ones and everyone else's are kept. Two flower processes in one ``run_dir`` are
+therefore safe, and a lock file serialises their read-modify-write so neither can
+drop the other's rows in the gap between reading and replacing. The file is always
+written to ``.tmp`` first and then swapped in, so a killed process never leaves half a
+file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import sys
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+try:  # POSIX; elsewhere the lock degrades to nothing and the re-read still merges
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+MANIFEST_NAME = "manifest.json"
+
+
+def new_run_id(now: float | None = None) -> str:
+    """``YYYYmmdd-HHMMSS-<6 hex>``: sortable by start time, unique across processes."""
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}-{secrets.token_hex(3)}"
+
+
+def manifest_row(result: Any, run: str) -> dict[str, Any]:
+    """A result as a manifest row: its fields, plus ``duration_s`` (a property, which
+    ``asdict`` misses) and ``run``."""
+    row = asdict(result) if is_dataclass(result) and not isinstance(result, type) else dict(result)
+    row["duration_s"] = round(float(getattr(result, "duration_s", row.get("duration_s", 0.0))), 3)
+    row["run"] = run
+    return row
+
+
+class Manifest:
+    """The manifest of one run directory, as written by one process (``run``)."""
+
+    def __init__(self, run_dir: str | Path, run: str | None = None) -> None:
+        self.run_dir = Path(run_dir)
+        self.run = run or new_run_id()
+        self.path = self.run_dir / MANIFEST_NAME
+
+    def read(self) -> list[dict[str, Any]]:
+        """Every row on disk; an unreadable file reads as empty (see :meth:`write`)."""
+        rows, _ = self._load()
+        return rows
+
+    def write(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Make this process's rows on disk exactly ``rows``; keep every other process's.
+
+        A manifest that is not valid JSON is moved aside to ``manifest.json.corrupt-<time>``
+        rather than overwritten, so nothing anyone wrote is lost.
+        """
+        mine = [{**row, "run": self.run} for row in rows]
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with self._locked():
+            current, corrupt = self._load()
+            if corrupt:
+                aside = self.path.with_name(
+                    f"{MANIFEST_NAME}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+                )
+                os.replace(self.path, aside)
+                print(
+                    f"flower: {self.path} was not valid JSON; kept it as {aside.name}",
+                    file=sys.stderr,
+                )
+            others = [row for row in current if row.get("run") != self.run]
+            merged = sorted(others + mine, key=lambda row: float(row.get("started_at") or 0.0))
+            tmp = self.path.with_name(f"{MANIFEST_NAME}.{os.getpid()}.tmp")
+            tmp.write_text(
+                json.dumps(merged, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+            )
+            os.replace(tmp, self.path)
+
+    def _load(self) -> tuple[list[dict[str, Any]], bool]:
+        try:
+            raw = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return [], False
+        try:
+            data = json.loads(raw) if raw.strip() else []
+        except ValueError:
+            return [], True
+        if not isinstance(data, list):
+            return [], True
+        return [row for row in data if isinstance(row, dict)], False
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        if fcntl is None:  # pragma: no cover
+            yield
+            return
+        lock = self.path.with_name(f"{MANIFEST_NAME}.lock")
+        with open(lock, "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
