@@ -1,0 +1,121 @@
+"""Engines for the session store, set up for many writers and one-line errors.
+
+SQLite is opened in WAL mode with a busy timeout, and every write transaction starts
+with ``BEGIN IMMEDIATE``: writers from several processes queue on the file lock instead
+of failing with "database is locked" halfway through a read-then-write. Reads start a
+deferred transaction, so a load sees one consistent snapshot while others write.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from flower.stores.errors import StoreError
+from flower.stores.url import display, is_postgres, sqlite_path
+
+#: Milliseconds a SQLite writer waits for another process's transaction to finish.
+BUSY_TIMEOUT_MS = 60_000
+
+#: Execution option that makes a SQLite transaction take the write lock at BEGIN.
+WRITE = {"flower_write": True}
+
+#: Compact UTF-8 JSON; NaN and Infinity are refused (they are not JSON, and Postgres
+#: rejects them), so a bad entry fails before anything is written.
+dumps = partial(json.dumps, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``; for SQLite the parent folder is created first."""
+    kwargs: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": json.loads}
+    path = sqlite_path(url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
+    elif is_postgres(url):
+        kwargs["pool_pre_ping"] = True
+        kwargs["connect_args"] = {"connect_timeout": 10}
+    try:
+        engine = sa.create_engine(url, **kwargs)
+    except sa.exc.NoSuchModuleError:
+        from flower.stores.url import unknown_scheme
+
+        raise unknown_scheme(url) from None
+    except ModuleNotFoundError as exc:
+        raise missing_driver(url, exc) from None
+    except sa.exc.ArgumentError as exc:
+        raise StoreError(f"bad session store URL {display(url)!r}: {first_line(exc)}") from None
+    if engine.dialect.name == "sqlite":
+        _tune_sqlite(engine)
+    return engine
+
+
+def _tune_sqlite(engine: Engine) -> None:
+    on_disk = sqlite_path(str(engine.url)) is not None
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # transactions are begun below, explicitly
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            if on_disk:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: sa.Connection) -> None:
+        write = connection.get_execution_options().get("flower_write")
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def missing_driver(url: str, exc: BaseException) -> StoreError:
+    if is_postgres(url):
+        return StoreError(
+            f"the Postgres driver is not installed ({first_line(exc)}): "
+            "run pip install 'flower[postgres]'"
+        )
+    return StoreError(f"the database driver for {display(url)!r} is missing: {first_line(exc)}")
+
+
+def first_line(exc: BaseException) -> str:
+    """The first meaningful line of a driver error, without SQLAlchemy's background links."""
+    orig = getattr(exc, "orig", None)
+    text = str(orig if orig is not None else exc).strip()
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("(Background on this error"):
+            return line
+    return type(exc).__name__
+
+
+def describe(exc: BaseException, url: str) -> StoreError:
+    """Turn a driver error into a one-line :class:`StoreError` naming the database."""
+    where = display(url)
+    reason = first_line(exc)
+    lowered = reason.lower()
+    path = sqlite_path(url)
+    if path is not None:
+        if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+            return StoreError(
+                f"{path} is not a usable SQLite database ({reason}): "
+                "move it aside or choose another run_dir"
+            )
+        if "unable to open" in lowered or "readonly" in lowered or "read-only" in lowered:
+            return StoreError(
+                f"cannot write the session store {path} ({reason}): check permissions"
+            )
+        return StoreError(f"session store {path} failed: {reason}")
+    if is_postgres(url) and isinstance(exc, sa.exc.OperationalError):
+        return StoreError(
+            f"cannot reach the session database {where} ({reason}): "
+            "is the server running and is FLOWER_STORE_URL right?"
+        )
+    return StoreError(f"session database {where} failed: {reason}")

@@ -1,0 +1,68 @@
+"""The session-store schema at the newest revision, as SQLAlchemy Core tables.
+
+Three tables, as the seed names them, each keyed ``project_key/session_id[/subpath]``
+(``subpath`` is ``""`` for a main transcript, so the key columns can be NOT NULL and
+unique constraints behave the same on every database):
+
+``entries``
+    One row per transcript line, in append order (``id``). ``uuid`` is the SDK's
+    idempotency key: unique per key when present, absent for titles, tags and markers.
+    ``entry`` is the line itself (JSON; JSONB on Postgres).
+``meta``
+    One row per key: the storage write time (``mtime``, strictly increasing per key)
+    and the context size of the latest model reply (``context_tokens``), which the
+    wake-up line shows without reading the transcript.
+``summaries``
+    One row per main session: the SDK's opaque ``fold_session_summary`` state.
+
+The tables here describe the head revision for queries and for ``alembic
+revision --autogenerate``; the migrations in ``migrations/versions`` create them.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+metadata = sa.MetaData()
+
+#: JSON everywhere, JSONB on Postgres (indexable, compact, validated by the server).
+Json = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
+#: A 64-bit autoincrement key that is SQLite's rowid alias there (INTEGER PRIMARY KEY).
+RowId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+KEY_LENGTH = 512
+
+entries = sa.Table(
+    "entries",
+    metadata,
+    sa.Column("id", RowId, primary_key=True, autoincrement=True),
+    sa.Column("project_key", sa.String(KEY_LENGTH), nullable=False),
+    sa.Column("session_id", sa.String(KEY_LENGTH), nullable=False),
+    sa.Column("subpath", sa.String(KEY_LENGTH), nullable=False, server_default=""),
+    sa.Column("uuid", sa.String(128), nullable=True),
+    sa.Column("entry", Json, nullable=False),
+    sa.UniqueConstraint("project_key", "session_id", "subpath", "uuid", name="uq_entries_uuid"),
+    sa.Index("ix_entries_key", "project_key", "session_id", "subpath", "id"),
+)
+
+meta = sa.Table(
+    "meta",
+    metadata,
+    sa.Column("project_key", sa.String(KEY_LENGTH), primary_key=True),
+    sa.Column("session_id", sa.String(KEY_LENGTH), primary_key=True),
+    sa.Column("subpath", sa.String(KEY_LENGTH), primary_key=True, server_default=""),
+    sa.Column("mtime", sa.BigInteger, nullable=False),
+    sa.Column("context_tokens", sa.BigInteger, nullable=True),
+)
+
+summaries = sa.Table(
+    "summaries",
+    metadata,
+    sa.Column("project_key", sa.String(KEY_LENGTH), primary_key=True),
+    sa.Column("session_id", sa.String(KEY_LENGTH), primary_key=True),
+    sa.Column("mtime", sa.BigInteger, nullable=False),
+    sa.Column("data", Json, nullable=False),
+)
+
+TABLES = ("entries", "meta", "summaries")

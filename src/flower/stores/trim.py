@@ -1,0 +1,268 @@
+"""Trimming at resume time: stale one-off results expire, large old results move to files.
+
+Nothing stored changes: :class:`TrimmingSessionStore` reshapes what ``load()`` returns,
+which is what the SDK writes to the temporary transcript the CLI resumes from. The
+order inside ``load()`` is the seed's: ``super().load()`` → clear ``last_report`` →
+``expire()`` if ``ephemeral.enabled`` → ``trim()`` if ``policy.enabled``.
+
+Two structural red lines hold for both steps: a ``tool_result`` block is never removed
+(only its ``content`` changes, or the API answers "Missing Tool Result Block"), and
+lines marked ``isCompactSummary`` are never touched. Only plain text is replaced:
+image and document blocks inside a result stay as they are.
+
+Choices the seed leaves open, made here:
+
+- a "round" (the ``{age}`` of the expiry note) is one model reply: the number of
+  distinct assistant messages written after the result;
+- ``EphemeralPolicy.max_chars``: an ephemeral result longer than this is not thrown
+  away (a long ``git diff`` may still matter); trimming spills it instead, so it is
+  kept on disk rather than lost;
+- ``TrimPolicy.keep_recent`` counts tool results: the newest 20 are never trimmed,
+  and a result is trimmed when its text has at least ``min_chars`` characters;
+- the pointer left in place names the spill file by absolute path, its size and its
+  first lines; the file holds the original text byte for byte (UTF-8), named by the
+  tool call id and a content hash, so reloading the session rewrites nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from claude_agent_sdk.types import SessionKey, SessionStoreEntry
+
+from flower.core.ephemeral import is_ephemeral
+from flower.stores.sqlite import SqliteSessionStore
+from flower.stores.transcript import (
+    Entry,
+    is_synthetic,
+    text_length,
+    tool_results,
+    tool_uses,
+)
+
+__all__ = [
+    "EphemeralPolicy",
+    "TrimPolicy",
+    "TrimmingSessionStore",
+    "is_ephemeral",
+    "replace_text",
+]
+
+#: Text blocks shorter than this stay in place: a pointer would not be shorter.
+SMALL_TEXT = 200
+#: How much of a spilled result the pointer quotes.
+HEAD_LINES = 3
+HEAD_CHARS = 200
+#: Longest command quoted in an expiry note.
+CMD_CHARS = 80
+
+
+@dataclass
+class TrimPolicy:
+    """Move large old tool results out of the resumed context, into files.
+
+    Attributes:
+        keep_recent: The newest tool results that are never trimmed.
+        min_chars: A result with at least this much text is trimmed.
+        spill_dirname: Where the originals go, relative to the workspace (must stay
+            inside it; ``spill_guard``'s ``<workbench.root>/spill/`` is a different
+            folder on purpose).
+        enabled: ``False`` skips trimming entirely (``Runtime(trim=False)``).
+    """
+
+    keep_recent: int = 20
+    min_chars: int = 2000
+    spill_dirname: str = ".flower/spill"
+    enabled: bool = True
+
+
+@dataclass
+class EphemeralPolicy:
+    """Expire the results of one-off commands (``git status``, ``ls``) that went stale.
+
+    Only Bash results whose command :func:`is_ephemeral` accepts; Read results never
+    expire. Expired content is dropped, not spilled.
+
+    Attributes:
+        enabled: ``False`` skips expiry entirely.
+        keep_recent: The newest ephemeral results that stay.
+        max_chars: Longer ephemeral results are left to trimming (see the module doc).
+        text: The note left in place; ``{cmd}`` is the command, ``{age}`` the rounds ago.
+    """
+
+    enabled: bool = True
+    keep_recent: int = 6
+    max_chars: int = 2000
+    text: str = "[{cmd} 的结果已过期(第 {age} 轮前),当前状态可能已变。需要请重新执行]"
+
+
+class TrimmingSessionStore(SqliteSessionStore):
+    """:class:`SqliteSessionStore` whose ``load()`` expires and trims.
+
+    Attributes:
+        workspace: The project folder; spill files go under it.
+        policy: The :class:`TrimPolicy`.
+        ephemeral: The :class:`EphemeralPolicy`.
+        last_report: What the latest ``load()`` did, e.g. ``{"expired": 3,
+            "trimmed": 2, "trimmed_chars": 48211}`` (pruning adds its own counts).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        workspace: str | Path,
+        policy: TrimPolicy | None = None,
+        ephemeral: EphemeralPolicy | None = None,
+    ) -> None:
+        self.workspace = Path(workspace)
+        self.policy = policy if policy is not None else TrimPolicy()
+        self.ephemeral = ephemeral if ephemeral is not None else EphemeralPolicy()
+        self.last_report: dict[str, int] = {}
+        spill = (self.workspace / self.policy.spill_dirname).resolve()
+        if not spill.is_relative_to(self.workspace.resolve()):
+            raise ValueError(
+                f"TrimPolicy.spill_dirname {self.policy.spill_dirname!r} leaves the workspace "
+                f"{self.workspace}: use a folder inside it, such as '.flower/spill'"
+            )
+        super().__init__(path)
+
+    @property
+    def spill_dir(self) -> Path:
+        return (self.workspace / self.policy.spill_dirname).resolve()
+
+    async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        entries = await super().load(key)
+        if entries is None:
+            self.last_report = {}
+            return None
+        return await self._in_thread(self._reshape, entries)
+
+    def _reshape(self, entries: list[Any]) -> list[Any]:
+        """Everything ``load()`` does after reading, in the seed's order (runs in a thread)."""
+        self.last_report = {}
+        entries = self._prepare(entries)
+        if self.ephemeral.enabled:
+            entries = self.expire(entries)
+        if self.policy.enabled:
+            entries = self.trim(entries)
+        return entries
+
+    def _prepare(self, entries: list[Any]) -> list[Any]:
+        """A step before expiry, for subclasses (pruning); none here."""
+        return entries
+
+    def _count(self, name: str, n: int = 1) -> None:
+        self.last_report[name] = self.last_report.get(name, 0) + n
+
+    # --- expiry -----------------------------------------------------------------------
+
+    def expire(self, entries: list[Entry]) -> list[Entry]:
+        """Replace stale ephemeral Bash results with ``ephemeral.text`` (in place)."""
+        policy = self.ephemeral
+        uses = tool_uses(entries)
+        found: list[tuple[int, dict[str, Any], str]] = []
+        for index, entry, block in tool_results(entries):
+            if entry.get("isCompactSummary") is True:
+                continue
+            use = uses.get(str(block.get("tool_use_id")))
+            if use is None or use[1].get("name") != "Bash":
+                continue
+            tool_input = use[1].get("input")
+            command = tool_input.get("command") if isinstance(tool_input, dict) else None
+            if not isinstance(command, str) or not is_ephemeral(command):
+                continue
+            if text_length(block.get("content")) > policy.max_chars:
+                continue
+            found.append((index, block, command))
+        stale = found[: max(len(found) - max(policy.keep_recent, 0), 0)]
+        if not stale:
+            return entries
+        ages = _rounds_after(entries)
+        for index, block, command in stale:
+            note = policy.text.format(cmd=_shorten(command), age=ages[index])
+            block["content"] = replace_text(block.get("content"), note)
+        self._count("expired", len(stale))
+        return entries
+
+    # --- trimming ---------------------------------------------------------------------
+
+    def trim(self, entries: list[Entry]) -> list[Entry]:
+        """Spill large old tool results to files and leave pointers (in place)."""
+        policy = self.policy
+        results = list(tool_results(entries))
+        old = results[: max(len(results) - max(policy.keep_recent, 0), 0)]
+        for _index, entry, block in old:
+            if entry.get("isCompactSummary") is True:
+                continue
+            content = block.get("content")
+            before = text_length(content)
+            if before < policy.min_chars:
+                continue
+            block["content"] = self._spill(str(block.get("tool_use_id") or "result"), content)
+            self._count("trimmed")
+            self._count("trimmed_chars", before - text_length(block["content"]))
+        return entries
+
+    def _spill(self, tool_use_id: str, content: Any) -> Any:
+        if isinstance(content, str):
+            return self._pointer(tool_use_id, content)
+        out = []
+        for n, item in enumerate(content):
+            if isinstance(item, dict) and item.get("type") == "text":
+                body = str(item.get("text", ""))
+                if len(body) >= SMALL_TEXT:
+                    item = {**item, "text": self._pointer(f"{tool_use_id}.{n}", body)}
+            out.append(item)
+        return out
+
+    def _pointer(self, name: str, body: str) -> str:
+        path = self._write_spill(name, body)
+        head = "\n".join(body.splitlines()[:HEAD_LINES])[:HEAD_CHARS]
+        return (
+            f"[较早的工具输出({len(body)} 字符)已移出上下文,原文完整保存在 {path} ,"
+            f"需要时读取该文件。开头:\n{head}\n…]"
+        )
+
+    def _write_spill(self, name: str, body: str) -> Path:
+        data = body.encode("utf-8", "surrogatepass")
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:80]
+        path = self.spill_dir / f"{safe}-{digest}.txt"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        return path
+
+
+def replace_text(content: Any, text: str) -> Any:
+    """``content`` with its plain text replaced by ``text``; image/document blocks stay."""
+    if isinstance(content, list):
+        kept = [b for b in content if not (isinstance(b, dict) and b.get("type") == "text")]
+        return [{"type": "text", "text": text}, *kept]
+    return text
+
+
+def _rounds_after(entries: list[Entry]) -> list[int]:
+    """For each line, how many model replies (distinct assistant messages) follow it."""
+    after = [0] * len(entries)
+    seen: set[Any] = set()
+    for index in range(len(entries) - 1, -1, -1):
+        after[index] = len(seen)
+        entry = entries[index]
+        if entry.get("type") == "assistant" and not is_synthetic(entry):
+            message = entry.get("message")
+            msg_id = message.get("id") if isinstance(message, dict) else None
+            seen.add(msg_id or ("line", index))
+    return after
+
+
+def _shorten(command: str) -> str:
+    command = " ".join(command.split())
+    return command if len(command) <= CMD_CHARS else command[: CMD_CHARS - 1] + "…"
