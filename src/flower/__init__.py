@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "HandoffRequest": "flower.plugin_types",
     "StoreSettings": "flower.plugin_types",
     "get_plugin_manager": "flower.plugins",
+    "is_ephemeral": "flower.core.ephemeral",
     # agents, guards, workbench (core/agent.py, core/guard.py, core/workbench.py)
     "AgentSpec": "flower.core.agent",
     "CompactPolicy": "flower.core.agent",
@@ -37,6 +38,17 @@ _EXPORTS: dict[str, str] = {
     "wants_isolation": "flower.core.guard",
     "workbench_hooks": "flower.core.guard",
     "merge_hooks": "flower.core.guard",
+    # roles (core/roles.py)
+    "coordinator": "flower.core.roles",
+    "worker": "flower.core.roles",
+    "clarify": "flower.core.roles",
+    "judge": "flower.core.roles",
+    "oracle": "flower.core.roles",
+    "COORDINATOR_RULES": "flower.core.roles",
+    "WORKER_RULES": "flower.core.roles",
+    "CLARIFY_RULES": "flower.core.roles",
+    "JUDGE_RULES": "flower.core.roles",
+    "ORACLE_RULES": "flower.core.roles",
 }
 
 __all__ = ["__version__", "hookimpl", *sorted(_EXPORTS)]
@@ -64,6 +76,7 @@ if TYPE_CHECKING:
         default_window,
     )
     from flower.core.channel import Channel
+    from flower.core.ephemeral import is_ephemeral
     from flower.core.events import Event
     from flower.core.guard import (
         delegate_guard,
@@ -75,6 +88,18 @@ if TYPE_CHECKING:
         wants_isolation,
         whitelist_guard,
         workbench_hooks,
+    )
+    from flower.core.roles import (
+        CLARIFY_RULES,
+        COORDINATOR_RULES,
+        JUDGE_RULES,
+        ORACLE_RULES,
+        WORKER_RULES,
+        clarify,
+        coordinator,
+        judge,
+        oracle,
+        worker,
     )
     from flower.core.workbench import Workbench
     from flower.plugin_types import HandoffRequest, RoleFactory, StoreSettings

@@ -36,6 +36,10 @@ ENTRY_POINT_GROUP = "flower"
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "flower_plugins.scripted_model",
     "flower_plugins.guards",
+    "flower_plugins.store",
+    "flower_plugins.roles",
+    "flower_plugins.resilience",
+    "flower_plugins.handoff",
 )
 
 

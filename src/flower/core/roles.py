@@ -1,0 +1,318 @@
+"""The role factory: five ready-made agents.
+
+A role is a piece of rule text, a tool set and (through the spec's flags) a set of
+guards. ``worker()`` returns the SDK's ``AgentDefinition`` (it runs as a coordinator's
+subagent); the other four return an ``AgentSpec`` (each runs its own session). The
+roles hang no hooks themselves: the Runtime installs the guards from the spec's flags
+(``delegate_only``, ``glance``, ``workbench``), see :mod:`flower.core.guard`.
+
+The five rule texts are public constants: import them, read them, join or change them.
+They are Chinese, like every text flower shows a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from flower.core.agent import AgentSpec, CompactPolicy
+from flower.core.channel import channel_tools
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import AgentDefinition
+
+    from flower.plugin_types import RoleFactory
+
+COORDINATOR_TOOLS = ["Agent", "TodoWrite", "Read"]
+WEB_TOOLS = ["WebFetch", "WebSearch"]
+WORKER_TOOLS = ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "WebSearch"]
+#: The five read-only tools a reader gets (``clarify(can_read=True)``): no side effects.
+READ_TOOLS = ["Read", "Glob", "Grep", "WebFetch", "WebSearch"]
+#: flower's plugin skill with the workbench conventions, preloaded into disciplined workers:
+#: the workbench index never reaches a subagent's prompt, and a subagent with an explicit
+#: tool list does not even see the skill listing. (Ignored by the CLI when the plugin is
+#: not loaded.)
+WORKBENCH_SKILL = "flower:workbench"
+#: What a judge and an oracle read with: the workspace only.
+LOOK_TOOLS = ["Read", "Glob", "Grep"]
+
+COORDINATOR_RULES = """\
+你是协调者:拆解任务、派活、读汇报、做决定,但不亲自动手。
+- 改文件、跑构建和测试,一律用 Agent 工具派给 subagent。你自己的 Bash/Write/Edit 会被拦下;\
+只读的一次性查看(git status、ls 之类)如果被放行,可以自己看。
+- 每份任务都写清:目标、验收标准(怎样算做完、用什么命令验证)、相关的文件和上下文。\
+subagent 看不到你的对话,任务里没写的它就不知道。
+- subagent 也看不到你的系统提示,看不到工作台和它的索引。所以每份任务都要转述两件事:\
+工作台在哪(给绝对路径),以及"长于 2000 字的输出写进工作台的 artifacts/,回复里只给路径和结论"。
+- 读汇报要核实:看它给的路径和验证结果,不要只信"已完成"。没验证过的,再派人验证。
+- 互不依赖的事可以同时派出;有依赖的按顺序来。同一件事失败两次,换个思路再派,别原样重试。
+- 只有人才能回答的问题,才用提问工具问人,问之前想好选项。时不时看一眼收件箱:人可能中途补充了要求。
+- 关键决定写进工作台的 notes/(派人写,或在任务里要求写)。
+- 结束时说清:做成了什么、怎么验证的、还剩什么没做。"""
+
+WORKER_RULES = """\
+你是干活的人:把交给你的任务真正做完。
+- 先弄清任务里的目标和验收标准;不清楚的地方按最合理的理解去做,并在汇报里写明你的假设。
+- 每改一处就跑一次验证(测试、构建、运行),别攒到最后。
+- 不要伪造结果:没跑过的命令不说跑过,没通过的不说通过。
+- 汇报第一句是结论(做成了没有、验证了没有),然后是改了哪些文件、用什么命令验证、结果如何。\
+长输出写成文件,回复里只给路径。
+- 做不下去就停下,说清卡在哪、试过什么、还需要什么。
+- 只做任务范围内的事;顺手发现的其他问题写进汇报,不要擅自扩大改动。"""
+
+CLARIFY_RULES = """\
+你是需求澄清者:在任何人动手之前,把要做的事问清楚。你只问,不做:不写代码,不改文件,不替人拿主意。
+- 能从工作区看出来的(如果你能读文件),自己去看,不要问人。
+- 用提问工具问人,一次只问一个问题,尽量给 2 到 4 个具体选项,并标出你推荐的那个。
+- 问到够用为止:要做成什么、怎样算完成、哪些不做,清楚了就停,不要为问而问。\
+人没回答或说"你定"的地方,写进"未知与假设",并写明你的假设。
+- 最后只输出下面四节,标题一字不改,顺序不变,每节都不能空:
+## 目标
+## 验收标准
+## 边界
+## 未知与假设
+- 验收标准要能检验:每条都是可以运行或可以观察的结果。"""
+
+JUDGE_RULES = """\
+你是裁判:独立地设定目标,或者独立地判断目标是否达成。你不改任何东西:不写文件,\
+也不要借别的工具改动工作区。
+- 先搞清你在什么环境里:操作系统、语言和工具的版本、有什么命令可用、能不能联网。\
+然后才决定哪些检查在这里能做。
+- 设定目标时:读需求,写一句话的目标,再写一份检查清单,每条都是能运行或能观察的检查。\
+在这个环境里无法验证的条目,标成 [此环境无法验证:原因]。
+- 判断时:逐条检查,能跑的自己跑(如果你有 Bash),不要相信执行者的自述,也不要接受\
+"应该可以""看起来没问题"。含糊的一律算没达成。
+- 目标平台和你所在的环境不同(例如要求 macOS,而你在 Linux 容器里)时,看源码不能代替验证:判"无法验证"。
+- 你不知道执行者试了多少次、有多难,也不需要知道:只看结果。
+- 判断结果只输出下面三节(任务另有格式要求时,以任务为准):
+## 结论
+已达成 / 未达成 / 无法验证,三选一
+## 理由
+## 未通过
+逐条列出没通过的检查;全部通过就写"无"。"""
+
+ORACLE_RULES = """\
+你是旁路问答:一次运行还在进行时,人会来问"现在到哪了"。你只看、只答,不改任何东西,\
+你说的话也不会进入那次运行。
+- 先看最近的事件和工作台(INDEX.md、notes/、artifacts/、交接文档),再回答。
+- 回答要短:现在在做什么、做到哪了、卡在哪里、下一步是什么。引用你看到的文件路径。
+- 没有依据的就说不知道,不要猜。"""
+
+
+def _rules(base: str, extra: str) -> str:
+    extra = extra.strip()
+    return f"{base}\n\n{extra}" if extra else base
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def coordinator(
+    name: str,
+    instructions: str,
+    workers: dict[str, AgentDefinition],
+    *,
+    channel: Any = None,
+    can_read: bool = True,
+    glance: bool = True,
+    model: str | None = None,
+    effort: str | None = None,
+    max_turns: int | None = None,
+    max_budget_usd: float | None = None,
+    permission_mode: str = "acceptEdits",
+    compact: CompactPolicy | None = None,
+    hooks: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+) -> AgentSpec:
+    """The coordinator: lives in the main thread, splits the work, dispatches workers,
+    reads their reports, decides, and does nothing by hand.
+
+    ``delegate_only=True`` and ``agents=workers`` are fixed; ``workbench`` keeps the
+    spec's default ``True``. ``can_read=False`` drops Read. A ``channel`` brings both its
+    tools (ask and inbox) and its MCP servers: once the server is connected both tools
+    exist anyway, since ``allowed_tools`` is not exclusive.
+
+    Web tools of the workers (``WebFetch``, ``WebSearch``) are added to the
+    coordinator's own ``allowed_tools``: the list is session-wide, and a subagent's tool
+    missing from it stalls on a permission prompt nobody answers ("you haven't granted
+    it yet", retried until the run dies; a worker given web tools only in its
+    definition once collected twenty such refusals and wrote nothing). A worker with
+    ``tools=None`` inherits every tool, so it counts as having both. Only these
+    side-effect-free tools are merged: Write/Edit/Bash never are, which would disarm the
+    delegate guard, and subagents run them anyway.
+
+    Never build "coordinate only" with ``disallowed_tools``: it is session-wide and
+    would take Bash/Write from the workers too.
+    """
+    tools = [t for t in COORDINATOR_TOOLS if can_read or t != "Read"]
+    tools += channel_tools(channel, inbox=True)
+    for agent in workers.values():
+        theirs = getattr(agent, "tools", None)
+        tools += [t for t in WEB_TOOLS if theirs is None or t in theirs]
+    return AgentSpec(
+        name=name,
+        instructions=_rules(COORDINATOR_RULES, instructions),
+        allowed_tools=_unique(tools),
+        model=model,
+        effort=effort,
+        max_turns=max_turns,
+        max_budget_usd=max_budget_usd,
+        permission_mode=permission_mode,
+        agents=workers,
+        mcp_servers=_servers(channel),
+        hooks=hooks,
+        compact=compact,
+        env=dict(env or {}),
+        glance=glance,
+        delegate_only=True,
+    )
+
+
+def worker(
+    description: str,
+    prompt: str,
+    *,
+    tools: list[str] | None = None,
+    model: str = "inherit",
+    effort: str | int | None = None,
+    max_turns: int | None = None,
+    permission_mode: str | None = None,
+    skills: list[str] | None = None,
+    discipline: bool = True,
+    isolate: bool = False,
+) -> AgentDefinition:
+    """A subagent that does the work; put it straight into ``coordinator(workers=...)``.
+
+    ``tools`` defaults to ``WORKER_TOOLS``; ``discipline`` puts ``WORKER_RULES`` before
+    ``prompt`` and preloads flower's ``flower:workbench`` skill (the workbench
+    conventions) after any ``skills`` given. ``isolate=True`` marks it with
+    :func:`flower.core.guard.isolated`: each task then runs in its own git worktree,
+    which needs the workspace to be a git repository (``build_options`` refuses
+    otherwise, before any session starts). The mark is a Python attribute:
+    ``dataclasses.replace()`` on the result drops it.
+    """
+    from claude_agent_sdk import AgentDefinition
+
+    from flower.core.guard import isolated
+
+    agent = AgentDefinition(
+        description=description,
+        prompt=_rules(WORKER_RULES, prompt) if discipline else prompt,
+        tools=list(tools) if tools is not None else list(WORKER_TOOLS),
+        model=model,
+        skills=_unique([*(skills or []), *([WORKBENCH_SKILL] if discipline else [])]) or None,
+        maxTurns=max_turns,
+        effort=effort,  # type: ignore[arg-type]
+        permissionMode=permission_mode,  # type: ignore[arg-type]
+    )
+    return isolated(agent) if isolate else agent
+
+
+def clarify(
+    name: str,
+    channel: Any,
+    *,
+    instructions: str = "",
+    can_read: bool = True,
+    model: str | None = None,
+    effort: str | None = None,
+    max_turns: int | None = None,
+    max_budget_usd: float | None = None,
+) -> AgentSpec:
+    """The clarifier: finds out what is wanted before anything is done; only asks, and
+    ends with exactly four sections (目标, 验收标准, 边界, 未知与假设).
+
+    Tools: the channel's ask tool, plus the five read-only tools when ``can_read``. No
+    Write/Edit/Bash/Agent and no inbox; the whitelist guard makes that hold even though
+    ``allowed_tools`` alone would not. No workbench: with nothing to write, an index is
+    noise. ``permission_mode`` stays the spec default, ``"default"``.
+    """
+    tools = channel_tools(channel, inbox=False) + (list(READ_TOOLS) if can_read else [])
+    return AgentSpec(
+        name=name,
+        instructions=_rules(CLARIFY_RULES, instructions),
+        allowed_tools=_unique(tools),
+        model=model,
+        effort=effort,
+        max_turns=max_turns,
+        max_budget_usd=max_budget_usd,
+        mcp_servers=_servers(channel),
+        workbench=False,
+    )
+
+
+def judge(
+    name: str,
+    channel: Any,
+    *,
+    instructions: str = "",
+    can_run: bool = False,
+    model: str | None = None,
+    effort: str | None = None,
+    max_turns: int | None = None,
+    max_budget_usd: float | None = None,
+) -> AgentSpec:
+    """The judge: sets the goal before the work, or gives a verdict after each round.
+
+    Tools: the channel's ask tool, Read, Glob, Grep, and Bash when ``can_run``. Write,
+    Edit and NotebookEdit are denied by the whitelist guard either way. ``can_run`` is a
+    trade: a harder verdict (it can run the acceptance commands) at the price of a judge
+    that could change the workspace, since Bash can write files. Leave it off for a
+    strictly neutral verdict.
+    """
+    tools = channel_tools(channel, inbox=False) + list(LOOK_TOOLS) + (["Bash"] if can_run else [])
+    return AgentSpec(
+        name=name,
+        instructions=_rules(JUDGE_RULES, instructions),
+        allowed_tools=_unique(tools),
+        model=model,
+        effort=effort,
+        max_turns=max_turns,
+        max_budget_usd=max_budget_usd,
+        mcp_servers=_servers(channel),
+        workbench=False,
+    )
+
+
+def oracle(
+    name: str = "旁路问答",
+    *,
+    instructions: str = "",
+    model: str | None = None,
+    effort: str | None = None,
+    max_turns: int | None = 12,
+    max_budget_usd: float | None = 0.5,
+) -> AgentSpec:
+    """The oracle: answers "where are we?" while a run goes on, from the recent events
+    and the workbench; nothing it says enters the run.
+
+    Tools: Read, Glob, Grep; no channel (it answers, it does not ask). The only
+    non-coordinator with the workbench on: its artifacts and notes are what it reads.
+    """
+    return AgentSpec(
+        name=name,
+        instructions=_rules(ORACLE_RULES, instructions),
+        allowed_tools=list(LOOK_TOOLS),
+        model=model,
+        effort=effort,
+        max_turns=max_turns,
+        max_budget_usd=max_budget_usd,
+        workbench=True,
+    )
+
+
+def _servers(channel: Any) -> dict[str, Any]:
+    return dict(channel.mcp_servers()) if channel is not None else {}
+
+
+def role_factories() -> dict[str, RoleFactory]:
+    """Every role the plugins name, by name; an installed plugin's role shadows a default
+    of the same name (defaults are collected first, so later ones replace them)."""
+    from flower.plugins import get_plugin_manager
+
+    found: dict[str, RoleFactory] = {}
+    for batch in reversed(get_plugin_manager().hook.flower_roles()):
+        for factory in batch or ():
+            found[factory.name] = factory
+    return found
