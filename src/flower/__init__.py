@@ -16,6 +16,11 @@ __version__ = "0.1.0"
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "Event": "flower.core.events",
+    # runtime, resilience, handoff (core/runtime.py, core/resilience.py, core/handoff.py)
+    "Runtime": "flower.core.runtime",
+    "StepResult": "flower.core.runtime",
+    "Resilience": "flower.core.resilience",
+    "Handoff": "flower.core.handoff",
     "Channel": "flower.core.channel",
     "RoleFactory": "flower.plugin_types",
     "HandoffRequest": "flower.plugin_types",
@@ -89,6 +94,8 @@ if TYPE_CHECKING:
         whitelist_guard,
         workbench_hooks,
     )
+    from flower.core.handoff import Handoff
+    from flower.core.resilience import Resilience
     from flower.core.roles import (
         CLARIFY_RULES,
         COORDINATOR_RULES,
@@ -101,6 +108,7 @@ if TYPE_CHECKING:
         oracle,
         worker,
     )
+    from flower.core.runtime import Runtime, StepResult
     from flower.core.workbench import Workbench
     from flower.plugin_types import HandoffRequest, RoleFactory, StoreSettings
     from flower.plugins import get_plugin_manager

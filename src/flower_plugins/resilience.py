@@ -32,6 +32,7 @@ FATAL = re.compile(
     | \binvalid_request(?:_error)?\b | \bnot_found_error\b | model\ .*\bnot\ found\b
     | \berror_max_(?:turns|budget_usd|structured_output_retries)\b
     | could\ not\ resolve\ authentication | missing\ api\ key | no\ api\ key
+    | \bCLINotFoundError\b | Claude\ Code\ not\ found
     """,
     re.IGNORECASE | re.VERBOSE,
 )

@@ -12,11 +12,12 @@ from flower.core.handoff import (
     PLACEHOLDER,
     SECTIONS,
     Handoff,
-    archive_previous,
     degraded,
-    handoff_file,
+    handoff_name,
     is_overflow,
+    save,
 )
+from flower.core.workbench import Workbench
 from flower.plugin_types import HandoffRequest
 from flower.testing import OVERFLOW_MESSAGE
 from flower_plugins.handoff import write_handoff
@@ -146,19 +147,24 @@ def test_degraded_is_complete_and_carries_the_task() -> None:
     assert "round failed" in d.doing
 
 
-def test_handoff_file_and_archive(tmp_path: Path) -> None:
-    notes = tmp_path / "notes"
-    assert handoff_file(notes, "干活") == notes / "交接-干活.md"
-    assert handoff_file(notes, "../../etc/passwd").parent == notes
-    assert archive_previous(notes, "干活") is None
-    Handoff(doing="old", next="n", step="干活").write(handoff_file(notes, "干活"))
-    moved = archive_previous(notes, "干活", now=0)
-    again = Handoff(doing="older", next="n", step="干活").write(handoff_file(notes, "干活"))
-    moved2 = archive_previous(notes, "干活", now=0)
-    assert moved is not None and moved2 is not None and moved != moved2
-    assert moved.parent == notes / "archive" / "交接" and moved.name.startswith("交接-干活-")
-    assert not again.exists()
-    assert Handoff.load(moved).doing == "old"  # type: ignore[union-attr]
+def test_save_writes_under_notes_and_archives_the_previous_one(tmp_path: Path) -> None:
+    wb = Workbench(tmp_path / "ws", home=tmp_path / "wb")
+    first = save(Handoff(doing="old", next="n", step="干活"), wb, now=0)
+    assert first == wb.notes / "交接-干活.md" and handoff_name("干活") == "交接-干活.md"
+    second = save(Handoff(doing="newer", next="n", step="干活"), wb, now=0)
+    third = save(Handoff(doing="newest", next="n", step="干活"), wb, now=0)
+    assert first == second == third
+    archived = sorted((wb.notes / "archive" / "交接").iterdir())
+    assert [p.name.startswith("交接-干活-") for p in archived] == [True, True]
+    assert sorted(Handoff.load(p).doing for p in archived) == ["newer", "old"]  # type: ignore[union-attr]
+    assert Handoff.load(third).doing == "newest"  # type: ignore[union-attr]
+
+
+def test_a_step_name_cannot_leave_the_workbench(tmp_path: Path) -> None:
+    wb = Workbench(tmp_path / "ws", home=tmp_path / "wb")
+    path = save(Handoff(doing="d", next="n", step="../../etc/passwd"), wb)
+    assert path.parent == wb.notes
+    assert handoff_name("") == "交接-step.md"
 
 
 @dataclass

@@ -17,6 +17,12 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from flower.core.workbench import ARCHIVE_DIRNAME, atomic_write, safe_name
+
+if TYPE_CHECKING:
+    from flower.core.workbench import Workbench
 
 #: Section field -> its heading in the document, in document order.
 SECTIONS: dict[str, str] = {
@@ -281,9 +287,7 @@ class Handoff:
         """Save atomically (``.tmp`` then replace); remembers ``path``."""
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(self.to_markdown(), encoding="utf-8")
-        os.replace(tmp, target)
+        atomic_write(target, self.to_markdown())
         self.path = target
         return target
 
@@ -321,32 +325,30 @@ def degraded(step: str, prompt: str, *, why: str = "") -> Handoff:
     )
 
 
-def handoff_file(notes: Path, step: str) -> Path:
-    """``<notes>/交接-<step>.md``, with the step name made safe as one file name."""
-    return Path(notes) / f"交接-{safe_name(step)}.md"
+def handoff_name(step: str) -> str:
+    """``交接-<step>.md``, the step name made safe as one file name."""
+    return f"交接-{safe_name(step, default='step')}.md"
 
 
-def archive_previous(notes: Path, step: str, *, now: float | None = None) -> Path | None:
-    """Move an older handoff of ``step`` to ``notes/archive/交接/<name>-<timestamp>.md``."""
-    current = handoff_file(notes, step)
-    if not current.is_file():
-        return None
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
-    folder = Path(notes) / "archive" / "交接"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{current.stem}-{stamp}.md"
-    n = 1
-    while target.exists():
-        n += 1
-        target = folder / f"{current.stem}-{stamp}-{n}.md"
-    os.replace(current, target)
-    return target
+def save(doc: Handoff, workbench: Workbench, *, now: float | None = None) -> Path:
+    """Write ``doc`` to ``<notes>/交接-<step>.md``, archiving the one it replaces.
 
-
-def safe_name(step: str) -> str:
-    """A step name as one file name: no separators, no leading dots, never empty."""
-    name = re.sub(r"[\\/:\x00-\x1f]+", "_", step).strip().lstrip(".")
-    return name[:120] or "step"
+    The older document moves to ``notes/archive/交接/<name>-<timestamp>.md``: a step
+    that hands off several times keeps every generation's handoff, and the current
+    one is always at the same path. Paths go through ``Workbench.place``, so no step
+    name can take the write outside the workbench.
+    """
+    current = workbench.place("notes", handoff_name(doc.step))
+    if current.is_file():
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+        stem, n = f"{current.stem}-{stamp}", 1
+        target = workbench.place("notes", ARCHIVE_DIRNAME, "交接", f"{stem}.md")
+        while target.exists():
+            n += 1
+            target = workbench.place("notes", ARCHIVE_DIRNAME, "交接", f"{stem}-{n}.md")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(current, target)
+    return doc.write(current)
 
 
 __all__ = [
@@ -356,9 +358,9 @@ __all__ = [
     "REQUIRED",
     "SECTIONS",
     "Handoff",
-    "archive_previous",
     "degraded",
-    "handoff_file",
+    "handoff_name",
     "is_overflow",
     "parse_sections",
+    "save",
 ]

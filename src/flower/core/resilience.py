@@ -169,10 +169,13 @@ class Resilience:
         base = min(self.base_delay * 2 ** max(0, attempt - 1), self.max_delay)
         return max(0.0, base * random.uniform(0.75, 1.25))
 
+    def retries(self, verdict: ErrorClass) -> bool:
+        """Whether an error the classifier placed as ``verdict`` is worth another attempt."""
+        return verdict == "transient" or (verdict == "unknown" and self.retry_unknown)
+
     def retryable(self, text: str) -> bool:
         """Whether an attempt that failed with ``text`` is worth another one."""
-        verdict = classify(text)
-        return verdict == "transient" or (verdict == "unknown" and self.retry_unknown)
+        return self.retries(classify(text))
 
     async def wait_online(
         self,

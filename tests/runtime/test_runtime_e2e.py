@@ -1,0 +1,431 @@
+"""Runtime.run with the real SDK, the real bundled CLI and the scripted model.
+
+No mocks: every test here runs ``claude`` against ``flower.testing.ScriptedModel`` on
+loopback, through the default session store (the pruning store over SQLite).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.core.agent import AgentSpec, HandoffPolicy
+from flower.core.events import Event
+from flower.core.handoff import HANDOFF_PROMPT, Handoff
+from flower.core.resilience import RESUME_PROMPT, Resilience
+from flower.core.runtime import Runtime, StepResult
+from flower.core.workbench import Workbench
+from flower.testing import RecordedRequest, ScriptedModel, Turn, bash, conversation, text
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+TASK = "build the thing"
+SMALL = {"input_tokens": 500}
+DOC = (
+    "## 正在做\n在造那个东西,解析器写完了\n## 已决定\n用标准库\n"
+    "## 下一步\n写渲染器\n## 现场\nsrc/thing.py"
+)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def fast(**kw: Any) -> Resilience:
+    """Resilience with waits short enough for a test."""
+    return Resilience(
+        **{"base_delay": 0.05, "max_delay": 0.2, "probe_interval": 0.1, "probe_timeout": 0.5, **kw}
+    )
+
+
+def runtime(workspace: Path, tmp_path: Path, **kw: Any) -> Runtime:
+    kw.setdefault("resilience", fast())
+    return Runtime(workspace=workspace, run_dir=tmp_path / "runs", **kw)
+
+
+def spec(**kw: Any) -> AgentSpec:
+    return AgentSpec(name="worker", instructions="Be terse.", allowed_tools=["Bash"], **kw)
+
+
+class Events(list[Event]):
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e.payload for e in self if e.kind == kind]
+
+
+def first_user_text(req: RecordedRequest) -> str:
+    from flower.testing import message_text
+
+    users = [m for m in req.messages if m.get("role") == "user"]
+    return message_text(users[0]) if users else ""
+
+
+def last_user_text(req: RecordedRequest) -> str:
+    from flower.testing import message_text
+
+    users = [m for m in req.messages if m.get("role") == "user"]
+    return message_text(users[-1]) if users else ""
+
+
+def assistant_texts(req: RecordedRequest) -> list[str]:
+    from flower.testing import message_text
+
+    return [message_text(m) for m in req.messages if m.get("role") == "assistant"]
+
+
+async def test_a_step_with_bash_succeeds_and_its_manifest_row_is_complete(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play(
+        [conversation("main", bash("echo made > proof.txt"), text("done", usage=SMALL))]
+    )
+    rt = runtime(workspace, tmp_path)
+    events = Events()
+    sessions: list[tuple[str, int]] = []
+    rt.on_session = lambda sid: sessions.append((sid, len(events)))
+    try:
+        r = await rt.run(spec(), TASK, step_name="干活", on_event=events.append)
+    finally:
+        rt.close()
+
+    assert r.ok and r.text == "done" and r.error is None
+    assert (workspace / "proof.txt").read_text().strip() == "made"
+    assert (r.attempts, r.resumed, r.retired, r.errors) == (1, False, [], [])
+    assert r.session_id and sessions == [(r.session_id, sessions[0][1])]
+    assert sessions[0][1] < [e.kind for e in events].index("tool")  # known before any work
+    assert r.num_turns == 2 and r.cost_usd > 0 and r.context == 500
+    assert r.ended_at >= r.started_at > 0 and r.duration_s == r.ended_at - r.started_at
+    assert [p["name"] for p in events.of("tool")] == ["Bash"]
+    assert events.of("text") == [{"text": "done"}]
+    assert events.of("result")[0]["ok"] is True
+    assert rt.results == [r]
+
+    (row,) = json.loads((tmp_path / "runs" / "manifest.json").read_text())
+    assert set(row) == {f.name for f in fields(StepResult)} | {"duration_s", "run"}
+    assert row["run"] == rt.run_id and row["step"] == "干活" and row["session_id"] == r.session_id
+    assert row["ok"] is True and row["duration_s"] == pytest.approx(r.duration_s, abs=0.002)
+    reopened = runtime(workspace, tmp_path)
+    try:
+        assert reopened.has_session(r.session_id) and not reopened.has_session("no-such-session")
+    finally:
+        reopened.close()
+
+
+async def test_an_outage_waits_for_the_network_and_resumes_the_same_session(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    # The second reply fails twice: the CLI's own single retry (cli_retries=1) is used
+    # up, then the server goes away for a second, so flower must wait and resume. The
+    # resumed request is routed by its prompt: the CLI may add its own "No response
+    # requested." placeholder to a resumed transcript, which shifts the turn count.
+    scripted_model.play(
+        [
+            conversation("resumed", *[text("recovered", usage=SMALL)] * 6, last_user=RESUME_PROMPT),
+            conversation(
+                "main",
+                bash("echo before", usage=SMALL),
+                Turn(text="never", usage=SMALL, fail_always=529),
+                first_user=TASK,
+            ),
+        ]
+    )
+    rt = runtime(workspace, tmp_path, resilience=fast(cli_retries=1))
+    events = Events()
+
+    def on_event(event: Event) -> None:
+        events.append(event)
+        if event.kind == "retry":
+            scripted_model.restart(after=1.0)  # an outage: connections refused for 1 s
+
+    try:
+        r = await rt.run(spec(), TASK, on_event=on_event)
+    finally:
+        rt.close()
+
+    assert r.ok and r.text == "recovered", r.errors
+    assert r.attempts == 2 and r.resumed
+    assert len(r.errors) == 1 and "529" in r.errors[0]
+    assert {p["session_id"] for p in events.of("session")} == {r.session_id}
+    (retry,) = events.of("retry")
+    assert retry["class"] == "transient" and retry["resume"] is True
+    assert events.of("offline"), "the probe never saw the outage"
+    outcomes = [(q.turn, q.outcome) for q in scripted_model.requests_for("main")]
+    assert outcomes == [(0, "reply"), (1, "529"), (1, "529")]
+    (resumed,) = scripted_model.requests_for("resumed")
+    assert RESUME_PROMPT in last_user_text(resumed)
+    assert TASK in first_user_text(resumed)  # the same conversation, not a new one
+    assert "529" not in resumed.text() and "API Error" not in resumed.text()
+    assert not any("API Error" in t for t in assistant_texts(resumed))
+
+
+async def test_a_401_stops_at_once_with_a_clear_error(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play([conversation("main", Turn(text="never", fail_always=401))])
+    rt = runtime(workspace, tmp_path)
+    events = Events()
+    try:
+        r = await rt.run(spec(), TASK, on_event=events.append)
+    finally:
+        rt.close()
+    assert not r.ok and r.attempts == 1 and not events.of("retry")
+    assert r.error is not None and "401" in r.error and "API key" in r.error
+    assert len(scripted_model.requests_for("main")) == 1
+
+
+async def test_a_400_is_not_retried_forever(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play([conversation("main", Turn(text="never", fail_always=400))])
+    rt = runtime(workspace, tmp_path)
+    events = Events()
+    try:
+        r = await rt.run(spec(), TASK, on_event=events.append)
+    finally:
+        rt.close()
+    assert not r.ok and r.attempts == 1 and not events.of("retry")
+    assert r.error is not None and "400" in r.error
+
+
+async def test_a_transient_error_stops_after_max_attempts(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play([conversation("main", *[Turn(text="never", fail_always=529)] * 6)])
+    rt = runtime(workspace, tmp_path, resilience=fast(max_attempts=3))
+    events = Events()
+    try:
+        r = await rt.run(spec(), TASK, on_event=events.append)
+    finally:
+        rt.close()
+    assert not r.ok and r.attempts == 3 and r.resumed
+    assert [p["attempt"] for p in events.of("retry")] == [1, 2]
+    assert len(r.errors) == 3 and all("529" in e for e in r.errors)
+
+
+def handoff_script(*, main_turns: list[Turn], successor: list[Turn], doc: str = DOC) -> list[Any]:
+    """Main work, the handoff round (resumes main; routed by its prompt), the successor."""
+    return [
+        conversation("handoff", *[text(doc, usage=SMALL)] * 8, last_user="只写交接"),
+        conversation("successor", *successor, first_user="你接手"),
+        conversation("main", *main_turns, first_user=TASK),
+    ]
+
+
+async def test_a_full_context_hands_off_to_a_new_session(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    policy = HandoffPolicy(window=60_000, headroom=20_000)  # at 40k, warn at 20k
+    main_turns = [
+        bash("echo one", usage={"input_tokens": 25_000}),
+        bash("sleep 5", usage={"input_tokens": 15_000, "cache_read_input_tokens": 30_000}),
+    ]
+    scripted_model.play(
+        handoff_script(main_turns=main_turns, successor=[text("finished", usage=SMALL)])
+    )
+    wb = Workbench(workspace, home=tmp_path / "wb")
+    rt = runtime(workspace, tmp_path, handoff=policy, workbench=wb)
+    events = Events()
+    sessions: list[str] = []
+    rt.on_session = sessions.append
+    started = time.monotonic()
+    try:
+        r = await rt.run(spec(), TASK, step_name="干活", on_event=events.append)
+    finally:
+        rt.close()
+
+    assert r.ok and r.text == "finished", r.errors
+    assert time.monotonic() - started < 5, "the handoff did not interrupt the running tool"
+    assert len(r.retired) == 1 and r.session_id not in r.retired
+    assert sessions == [r.retired[0], r.session_id]
+    assert r.attempts == 1 and r.errors == [Runtime.HANDOFF_DUE]
+    assert [p["phase"] for p in events.of("handoff")] == ["near", "writing", "done"]
+    done = events.of("handoff")[-1]
+    assert done["degraded"] is False and done["session_id"] == r.retired[0]
+
+    path = wb.notes / "交接-干活.md"
+    assert done["path"] == str(path)
+    saved = Handoff.load(path)
+    assert (
+        saved is not None
+        and saved.doing == "在造那个东西,解析器写完了"
+        and saved.next == "写渲染器"
+    )
+
+    (round_,) = scripted_model.requests_for("handoff")
+    assert TASK in first_user_text(round_)  # the full session itself writes it
+    assert HANDOFF_PROMPT.format(used=45_000, window=60_000) in last_user_text(round_)
+    (first,) = scripted_model.requests_for("successor")
+    assert saved.prompt_block().strip() in first_user_text(first)
+    assert not assistant_texts(first), "the successor must start a new session"
+    assert not [
+        e for e in events if e.kind == "text" and e.payload["text"] == DOC
+    ]  # round not shown
+    assert r.context == 500  # reset, then the successor's level
+
+
+async def test_prompt_too_long_hands_off_at_once_with_a_degraded_document(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    main_turns = [bash("echo one", usage=SMALL), Turn(text="x", fail_always="overflow")]
+    scripted_model.play(
+        handoff_script(main_turns=main_turns, successor=[text("finished", usage=SMALL)])
+    )
+    wb = Workbench(workspace, home=tmp_path / "wb")
+    rt = runtime(workspace, tmp_path, workbench=wb)
+    events = Events()
+    try:
+        r = await rt.run(spec(), TASK, step_name="干活", on_event=events.append)
+    finally:
+        rt.close()
+
+    assert r.ok and r.text == "finished", r.errors
+    assert len(r.retired) == 1 and r.attempts == 1 and not events.of("retry")
+    assert not scripted_model.requests_for("handoff"), "no round can run on an overflowing session"
+    done = events.of("handoff")[-1]
+    assert done["phase"] == "done" and done["degraded"] is True
+    saved = Handoff.load(wb.notes / "交接-干活.md")
+    assert saved is not None and saved.degraded and saved.scene == TASK
+    (first,) = scripted_model.requests_for("successor")
+    assert TASK in first_user_text(first)
+
+
+async def test_exceeding_max_generations_stops_with_a_diagnostic(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    overflow = Turn(text="x", fail_always="overflow")
+    scripted_model.play(handoff_script(main_turns=[overflow], successor=[overflow]))
+    rt = runtime(workspace, tmp_path, handoff=HandoffPolicy(max_generations=1))
+    try:
+        r = await rt.run(spec(), TASK)
+    finally:
+        rt.close()
+    assert not r.ok and len(r.retired) == 1
+    assert r.error is not None and "max_generations=1" in r.error
+    assert len(scripted_model.requests_for("successor")) == 1
+
+
+async def test_an_interrupt_resumes_the_same_session_with_the_humans_line(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    said = "also write a README please"
+    scripted_model.play(
+        [
+            conversation("after", *[text("noted", usage=SMALL)] * 6, last_user=said),
+            conversation("main", bash("sleep 8", usage=SMALL), first_user=TASK),
+        ]
+    )
+    rt = runtime(workspace, tmp_path)
+    events = Events()
+
+    def on_event(event: Event) -> None:
+        events.append(event)
+        if event.kind == "tool":
+            assert rt.interrupt(said)
+
+    started = time.monotonic()
+    try:
+        r = await rt.run(spec(), TASK, on_event=on_event)
+    finally:
+        rt.close()
+
+    assert r.ok and r.text == "noted", r.errors
+    assert time.monotonic() - started < 8, "the running Bash was not interrupted"
+    assert r.attempts == 1 and not r.resumed and r.errors == [Runtime.INTERRUPTED]
+    assert {p["session_id"] for p in events.of("session")} == {r.session_id}
+    assert events.of("interrupt") == [{"said": said, "session_id": r.session_id}]
+    (last,) = scripted_model.requests_for("after")
+    assert TASK in first_user_text(last)
+    assert said + Runtime.INTERRUPT_NOTE in last_user_text(last)
+    assert not rt.interrupt("nobody is running")
+
+
+async def test_no_credentials_fail_in_the_constructor(
+    monkeypatch: pytest.MonkeyPatch, workspace: Path, tmp_path: Path
+) -> None:
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CODE_USE_VERTEX",
+        "CLAUDE_CODE_USE_FOUNDRY",
+    ):
+        monkeypatch.delenv(name, raising=False)  # fmt: skip
+    monkeypatch.chdir(tmp_path)  # no .env above
+    with pytest.raises(RuntimeError, match="ANTHROPIC_API_KEY") as info:
+        Runtime(workspace=workspace, run_dir=tmp_path / "runs")
+    assert "claude login" in str(info.value) and "CLAUDE_CODE_USE_BEDROCK" in str(info.value)
+    assert not (tmp_path / "runs").exists(), "nothing may be written before the check"
+
+    (workspace / ".env").write_text("ANTHROPIC_API_KEY=sk-ant-from-dotenv\n")
+    rt = Runtime(workspace=workspace, run_dir=tmp_path / "runs")
+    rt.close()
+    assert os.environ["ANTHROPIC_API_KEY"] == "sk-ant-from-dotenv"
+
+
+def test_bad_constructor_input_is_one_line(workspace: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="is not a folder"):
+        Runtime(workspace=tmp_path / "missing")
+    with pytest.raises(TypeError, match="Resilience or a bool"):
+        Runtime(workspace=workspace, run_dir=tmp_path / "runs", resilience=3)  # type: ignore[arg-type]
+
+
+CHILD = textwrap.dedent(
+    """
+    import anyio, sys
+    from flower.core.agent import AgentSpec
+    from flower.core.runtime import Runtime
+
+    async def main():
+        rt = Runtime(workspace=sys.argv[1], run_dir=sys.argv[2])
+        spec = AgentSpec(name="w", instructions="", allowed_tools=["Bash"])
+        try:
+            for i in range(2):
+                r = await rt.run(spec, sys.argv[3], step_name=f"{sys.argv[3]}-{i}")
+                assert r.ok, r.error
+        finally:
+            rt.close()
+
+    anyio.run(main)
+    """
+)
+
+
+def test_two_processes_in_one_run_dir_keep_all_rows(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play(
+        [
+            conversation(
+                "a",
+                bash("sleep 0.3", usage=SMALL),
+                text("a done", usage=SMALL),
+                first_user="task-a",
+            ),
+            conversation(
+                "b",
+                bash("sleep 0.3", usage=SMALL),
+                text("b done", usage=SMALL),
+                first_user="task-b",
+            ),
+        ]
+    )
+    run_dir = tmp_path / "runs"
+    env = {**os.environ, **{k: v for k, v in claude_env.items() if v}}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", CHILD, str(workspace), str(run_dir), task], env=env)
+        for task in ("task-a", "task-b")
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    rows = json.loads((run_dir / "manifest.json").read_text())
+    assert sorted(r["step"] for r in rows) == ["task-a-0", "task-a-1", "task-b-0", "task-b-1"]
+    assert len({r["run"] for r in rows}) == 2 and all(r["ok"] for r in rows)
