@@ -9,6 +9,7 @@ deferred transaction, so a load sees one consistent snapshot while others write.
 from __future__ import annotations
 
 import json
+import re
 from functools import partial
 from typing import Any
 
@@ -30,6 +31,45 @@ WRITE = {"flower_write": True}
 dumps = partial(json.dumps, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
+#: Postgres JSONB cannot hold U+0000, which a tool's output may contain; on Postgres it is
+#: stored as ``_ESC + "0"`` (and ``_ESC`` itself doubled), and restored on load.
+_ESC = "\ue000"
+_ESCAPED = re.compile("\ue000([\ue0000])")
+
+
+def _map_strings(value: Any, change: Any) -> Any:
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {change(k): _map_strings(v, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_map_strings(v, change) for v in value]
+    return value
+
+
+def _escape(text: str) -> str:
+    return text.replace(_ESC, _ESC + _ESC).replace("\x00", _ESC + "0")
+
+
+def _unescape(text: str) -> str:
+    return _ESCAPED.sub(lambda m: "\x00" if m.group(1) == "0" else _ESC, text)
+
+
+def pg_dumps(value: Any) -> str:
+    """:data:`dumps`, with NUL characters escaped for JSONB (only when there are any)."""
+    text = dumps(value)
+    if "\\u0000" in text or _ESC in text:
+        text = dumps(_map_strings(value, _escape))
+    return text
+
+
+def pg_loads(text: str | bytes) -> Any:
+    value = json.loads(text)
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    return _map_strings(value, _unescape) if _ESC in text else value
+
+
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; for SQLite the parent folder is created first."""
     kwargs: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": json.loads}
@@ -40,6 +80,7 @@ def make_engine(url: str) -> Engine:
     elif is_postgres(url):
         kwargs["pool_pre_ping"] = True
         kwargs["connect_args"] = {"connect_timeout": 10}
+        kwargs.update(json_serializer=pg_dumps, json_deserializer=pg_loads)
     try:
         engine = sa.create_engine(url, **kwargs)
     except sa.exc.NoSuchModuleError:

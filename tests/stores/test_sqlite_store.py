@@ -1,0 +1,266 @@
+"""SqliteSessionStore beyond the SDK's contracts: idempotency, atomicity, clocks,
+summaries, several processes on one file, a loop that never blocks, and bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from claude_agent_sdk import fold_session_summary
+
+from flower.stores.errors import StoreError
+from flower.stores.sqlite import SqliteSessionStore
+
+pytestmark = pytest.mark.anyio
+
+KEY = {"project_key": "proj", "session_id": "s1"}
+
+
+def line(n: int, **extra: object) -> dict:
+    return {"type": "user", "uuid": f"u{n}", "timestamp": "2026-11-29T10:00:00.000Z", **extra}
+
+
+async def test_append_is_idempotent_by_uuid_and_keeps_lines_without_one(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "s.db")
+    marker = {"type": "custom-title", "customTitle": "t"}
+    await store.append(KEY, [line(1), line(2), marker])
+    await store.append(KEY, [line(2), line(3), line(3), marker])  # a retried batch
+
+    assert await store.load(KEY) == [line(1), line(2), marker, line(3), marker]
+
+
+async def test_mtime_is_strictly_increasing_and_shared_with_the_summary(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "s.db")
+    seen = []
+    for n in range(30):  # far faster than one per millisecond
+        await store.append(KEY, [line(n)])
+        (listed,) = await store.list_sessions("proj")
+        (summary,) = await store.list_session_summaries("proj")
+        assert summary["mtime"] == listed["mtime"]
+        seen.append(listed["mtime"])
+    assert all(b > a for a, b in itertools.pairwise(seen))
+    assert seen[0] > 1e12 and math.isfinite(seen[-1])
+
+
+async def test_summary_is_the_fold_of_every_batch(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "s.db")
+    batches = [
+        [line(1, message={"role": "user", "content": "fix the parser"}, cwd="/w")],
+        [{"type": "custom-title", "customTitle": "parser"}, line(2, gitBranch="main")],
+        [{"type": "tag", "tag": "urgent"}],
+    ]
+    expected = None
+    for batch in batches:
+        await store.append(KEY, batch)
+        expected = fold_session_summary(expected, KEY, batch)
+    await store.append(
+        {**KEY, "subpath": "subagents/agent-1"}, [{"type": "x", "customTitle": "no"}]
+    )
+
+    (summary,) = await store.list_session_summaries("proj")
+    assert summary["data"] == expected["data"]
+    assert summary["data"]["first_prompt"] == "fix the parser"
+
+
+async def test_context_tokens_follow_the_newest_real_reply(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "s.db")
+
+    def reply(n: int, tokens: int, **extra: object) -> dict:
+        usage = {"input_tokens": tokens, "cache_read_input_tokens": 1000}
+        return {
+            "type": "assistant",
+            "uuid": f"a{n}",
+            "message": {"id": f"m{n}", "usage": usage},
+            **extra,
+        }
+
+    assert await store.context_tokens(KEY) is None
+    await store.append(KEY, [reply(1, 5000), reply(2, 7000)])
+    synthetic = reply(3, 0, isApiErrorMessage=True)
+    await store.append(KEY, [synthetic, line(4)])
+
+    assert await store.context_tokens(KEY) == 8000
+
+
+async def test_a_batch_with_a_non_json_line_is_refused_whole(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "s.db")
+    await store.append(KEY, [line(1)])
+
+    for bad in ({"uuid": "u9", "when": object()}, {"uuid": "u9", "score": float("nan")}):
+        with pytest.raises(StoreError) as caught:
+            await store.append(KEY, [line(2), bad, line(3)])
+        message = str(caught.value)
+        assert "\n" not in message
+        assert "line 1 for proj/s1 is not JSON" in message and "nothing" in message
+    with pytest.raises(StoreError, match=r"line 0 .* not an object"):
+        await store.append(KEY, ["a string"])  # type: ignore[list-item]
+
+    assert await store.load(KEY) == [line(1)]
+    assert await store.load({"project_key": "proj", "session_id": "fresh"}) is None
+    with pytest.raises(StoreError):
+        await store.append({"project_key": "proj", "session_id": "fresh"}, [{"x": {1, 2}}])
+    assert await store.load({"project_key": "proj", "session_id": "fresh"}) is None
+    assert [s["session_id"] for s in await store.list_sessions("proj")] == ["s1"]
+
+
+async def test_a_locked_database_does_not_block_the_event_loop(tmp_path: Path) -> None:
+    """The SDK appends from the loop that reads the CLI's stream: waiting on a lock held
+    by another process must leave that loop free."""
+    db = tmp_path / "s.db"
+    store = SqliteSessionStore(db)
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    task = asyncio.ensure_future(ticker())
+    append = asyncio.ensure_future(store.append(KEY, [line(1)]))
+    await asyncio.sleep(0.5)
+    assert not append.done() and ticks >= 20, f"the loop stalled: {ticks} ticks in 0.5 s"
+    other.execute("COMMIT")
+    await asyncio.wait_for(append, 10)
+    task.cancel()
+    assert await store.load(KEY) == [line(1)]
+
+
+WORKER = r"""
+import asyncio, sys
+from flower.stores.sqlite import SqliteSessionStore
+
+db, me, batches, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+
+async def main():
+    store = SqliteSessionStore(db)
+    for b in range(batches):
+        own = [{"type": "user", "uuid": f"{me}-{b}-{i}", "n": i} for i in range(size)]
+        shared = [{"type": "user", "uuid": f"shared-{b}"}, {"type": "marker", "by": me}]
+        await store.append({"project_key": "p", "session_id": "one"}, own + shared)
+        await store.append({"project_key": "p", "session_id": me}, own)
+
+asyncio.run(main())
+"""
+
+
+def test_processes_appending_to_one_file_lose_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "runs" / "sessions.db"
+    workers, batches, size = 4, 40, 20
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(db), f"w{n}", str(batches), str(size)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(workers)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err
+
+    async def check() -> None:
+        store = SqliteSessionStore(db)
+        one = await store.load({"project_key": "p", "session_id": "one"})
+        assert one is not None
+        uuids = [e["uuid"] for e in one if "uuid" in e]
+        assert len(uuids) == len(set(uuids)), "a uuid was stored twice"
+        assert len([u for u in uuids if u.startswith("w")]) == workers * batches * size
+        assert len([u for u in uuids if u.startswith("shared-")]) == batches  # deduped
+        assert len([e for e in one if e["type"] == "marker"]) == workers * batches
+        for n in range(workers):
+            mine = await store.load({"project_key": "p", "session_id": f"w{n}"})
+            assert mine is not None and len(mine) == batches * size
+            # each process's own order is kept
+            assert [e["uuid"] for e in mine] == [
+                f"w{n}-{b}-{i}" for b in range(batches) for i in range(size)
+            ]
+        listed = await store.list_sessions("p")
+        assert sorted(s["session_id"] for s in listed) == ["one", "w0", "w1", "w2", "w3"]
+
+    asyncio.run(check())
+    assert sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+# --- bad input ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content", [b"this is not a database at all\n" * 40, bytes(range(256)) * 64]
+)
+def test_a_corrupt_or_foreign_file_is_refused_in_one_line_and_left_alone(
+    tmp_path: Path, content: bytes
+) -> None:
+    db = tmp_path / "sessions.db"
+    db.write_bytes(content)
+    with pytest.raises(StoreError) as caught:
+        SqliteSessionStore(db)
+    message = str(caught.value)
+    assert "\n" not in message and str(db) in message and "not a usable SQLite database" in message
+    assert db.read_bytes() == content
+
+
+def test_a_damaged_sqlite_database_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    SqliteSessionStore(db).close()
+    data = bytearray(db.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the schema page is garbage now
+    db.write_bytes(bytes(data))
+    for leftover in tmp_path.glob("sessions.db-*"):
+        leftover.unlink()
+    with pytest.raises(StoreError, match="not a usable SQLite database"):
+        SqliteSessionStore(db)
+
+
+def test_a_database_of_someone_else_with_our_table_names_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE entries (anything TEXT)")
+    with pytest.raises(StoreError, match=r"has tables \['entries'\] but no flower schema version"):
+        SqliteSessionStore(db)
+
+
+@pytest.mark.parametrize("url", ["redis://localhost/0", "mongodb://x/y"])
+def test_an_unknown_url_scheme_is_refused_in_one_line(url: str) -> None:
+    with pytest.raises(StoreError) as caught:
+        SqliteSessionStore(url)
+    assert "\n" not in str(caught.value) and "unknown session store URL" in str(caught.value)
+
+
+def test_an_unreachable_postgres_is_refused_in_one_line() -> None:
+    started = time.monotonic()
+    with pytest.raises(StoreError) as caught:
+        SqliteSessionStore("postgresql+psycopg://flower:secret@127.0.0.1:9/flower")
+    message = str(caught.value)
+    assert "\n" not in message and "cannot reach the session database" in message
+    assert "secret" not in message and "flower:***@127.0.0.1:9" in message
+    assert time.monotonic() - started < 15
+
+
+def test_load_of_an_unknown_session_writes_nothing(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "s.db")
+    assert asyncio.run(store.load(KEY)) is None
+    assert asyncio.run(store.list_sessions("proj")) == []
+
+
+def test_entries_round_trip_unicode_and_nesting(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "s.db")
+    entry = line(
+        1,
+        message={"content": [{"type": "text", "text": "交接 ✓ \u2028 \x00 end"}]},
+        nums=[1, {"a": None}],
+    )
+    asyncio.run(store.append(KEY, [entry]))
+    assert asyncio.run(store.load(KEY)) == [entry]
+    raw = sqlite3.connect(tmp_path / "s.db").execute("SELECT entry FROM entries").fetchone()[0]
+    assert json.loads(raw) == entry and "交接" in raw  # readable UTF-8, not \\u escapes
