@@ -32,7 +32,8 @@ Where the seed is silent, this module chooses the conservative reading:
 * Globs are fine, but a glob whose first character is a wildcard (``*``, ``*.py``, ``?x``)
   can expand to a file named like an option (``--pre=sh``, ``-delete``, ``-ofile``), so it is
   only accepted for verbs that have no dangerous option at all (``cat``, ``ls``, ``grep``,
-  ``wc``...). Write ``./*.log`` for the others. After ``--`` globs are plain operands.
+  ``wc``...). Write ``./*.log`` for the others; ``--`` does not help, since a ``--`` can be
+  the argument of the option before it (``rg -e -- --pre=sh``).
 * Options are checked conservatively: GNU tools accept unique prefixes of long options
   (``sort --out=f``), so any prefix of a dangerous long option is refused; a short-option
   cluster is refused if any of its letters is a dangerous option (``sed -ni``), even where the
@@ -80,6 +81,7 @@ class Block:
     ``short``: letters refused anywhere in a ``-xyz`` cluster; ``long``: names refused, with
     every abbreviation of them; ``plus``: also scan ``+xyz`` words (``tail +5f``, ``lsof +r``).
     Globs starting with a wildcard are refused (they can expand to one of these options).
+    Every word is scanned, also after ``--`` (it may be an option's argument).
     """
 
     short: str = ""
@@ -183,7 +185,7 @@ _VERBS: dict[str, Rule] = {
     "pstree": _FREE,
     "top": Special("top"),
     "lsof": Block(short="r", plus=True),  # -r / +r repeat forever
-    "ss": Block(short="KE", long=("kill", "events")),
+    "ss": Block(short="KED", long=("kill", "events", "diag")),  # -D FILE dumps to a file
     "netstat": Block(short="c", long=("continuous",)),
     "docker": Special("docker"),
     "kubectl": Special("kubectl"),
@@ -271,10 +273,10 @@ _GIT_GLOBAL: frozenset[str] = frozenset(
     {"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects"}
 )
 
-#: long options refused for every git subcommand (prefixes too); ``--force*``/``--hard*``/
-#: ``--prune*`` are refused with any suffix.
+#: long options refused for every git subcommand, with every abbreviation (``--out=x``) ...
 _GIT_DANGEROUS_LONG = ("output", "ext-diff", "textconv", "exec", "upload-pack", "receive-pack")
-_GIT_DANGEROUS_STEMS = ("force", "hard", "prune")
+#: ... and with any suffix (``--force-with-lease``, ``--output-directory``, ``--prune-tags``)
+_GIT_DANGEROUS_STEMS = ("force", "hard", "prune", "output", "ext-diff", "textconv", "exec")
 #: extra dangerous long options per subcommand
 _GIT_EXTRA_LONG: dict[str, tuple[str, ...]] = {
     "grep": ("open-files-in-pager", "ext-grep"),
@@ -303,14 +305,16 @@ _DOCKER: frozenset[tuple[str, str]] = frozenset(
 )  # fmt: skip
 _DOCKER_GROUPS = frozenset(sub for sub, subsub in _DOCKER if subsub)
 
-#: kubectl subcommands that only read; "config" only with the sub-subcommands listed.
-_KUBECTL: frozenset[str] = frozenset(
-    {"get", "describe", "logs", "top", "version", "cluster-info", "api-resources",
-     "api-versions", "explain", "config"}
+#: kubectl subcommands allowed (the seed's "kubectl get" family; nothing that execs or writes)
+_KUBECTL: frozenset[str] = frozenset({"get", "describe", "logs"})
+#: kubectl options refused anywhere: a foreign kubeconfig runs its `exec` credential plugin,
+#: --server/--proxy-url/-s send the user's token elsewhere, the others write files or never
+#: return (-w/--watch; -f/--follow for logs).
+_KUBECTL_BLOCK = Block(
+    short="ws",
+    long=("kubeconfig", "watch", "watch-only", "follow", "server", "proxy-url", "cache-dir",
+          "log-file", "log-dir", "profile", "profile-output"),
 )  # fmt: skip
-_KUBECTL_CONFIG: frozenset[str] = frozenset(
-    {"view", "get-contexts", "current-context", "get-clusters", "get-users"}
-)
 
 #: find primaries that run a command or write a file
 _FIND_BAD: frozenset[str] = frozenset(
@@ -575,9 +579,9 @@ def _long_hits(name: str, dangerous: Sequence[str]) -> bool:
 
 
 def _block_ok(args: Sequence[Word], rule: Block) -> bool:
+    # `--` is not trusted as the end of options: it may be the argument of the option before
+    # it (`rg -e -- --pre=sh`), so every word is scanned.
     for word in args:
-        if word.text == "--":
-            return True  # everything after is an operand
         if word.lead_glob:
             return False
         text = word.text
@@ -610,6 +614,8 @@ def _opts_ok(args: Sequence[Word], rule: Opts) -> bool:
             if name in rule.long_args:
                 if not has_value:
                     i += 1  # the value is the next word
+                    if i <= len(args) and args[i - 1].glob:
+                        return False  # a glob value may expand to value + operands
             elif name in rule.long_optional:
                 pass
             elif name not in rule.long_flags or has_value:
@@ -621,6 +627,8 @@ def _opts_ok(args: Sequence[Word], rule: Opts) -> bool:
                 if letter in rule.with_arg:
                     if k == len(text) - 1:
                         i += 1  # `-d VALUE`
+                        if i <= len(args) and args[i - 1].glob:
+                            return False
                     break  # `-dVALUE`
                 if letter not in rule.flags:
                     return False
@@ -640,10 +648,8 @@ def _opts_ok(args: Sequence[Word], rule: Opts) -> bool:
 def _git_options_ok(args: Sequence[Word], sub: str) -> bool:
     dangerous = _GIT_DANGEROUS_LONG + _GIT_EXTRA_LONG.get(sub, ())
     short = _GIT_EXTRA_SHORT.get(sub, "")
-    for word in args:
+    for word in args:  # every word, `--` included: it may be an option's value (see _block_ok)
         text = word.text
-        if text == "--":
-            return True
         if word.lead_glob:
             return False
         if text.startswith("--"):
@@ -786,16 +792,16 @@ def _check_top(args: Sequence[Word]) -> bool:
         if not text.startswith("-") or args[i - 1].glob:
             return False
         for k, letter in enumerate(text[1:], start=1):
-            if letter in "ndpuUoOw":
+            if letter in "ndpuUow":
                 value = text[k + 1 :]
                 if not value:
                     if i >= len(args):
                         return False
                     value = args[i].text
                     i += 1
-                count = count or (letter == "n" and value.isdigit())
+                count = count or (letter == "n" and value.isdigit() and int(value) > 0)
                 break
-            if letter not in "bcHiSs1E":
+            if letter not in "bcHiSs1EO":
                 return False
             batch = batch or letter == "b"
     return batch and count
@@ -813,7 +819,10 @@ def _check_docker(args: Sequence[Word]) -> bool:
     if (sub, subsub) not in _DOCKER:
         return False
     verb = subsub or sub
-    if verb == "stats" and "--no-stream" not in [w.text for w in rest]:
+    texts = [w.text for w in rest]
+    if verb == "stats" and (
+        "--no-stream" not in texts or any(t.startswith("--no-stream=") for t in texts)
+    ):
         return False
     follow = Block(short="f", long=("follow",)) if verb == "logs" else Block()
     return _block_ok(rest, follow)
@@ -823,14 +832,7 @@ def _check_kubectl(args: Sequence[Word]) -> bool:
     if not args or args[0].glob or args[0].text not in _KUBECTL:
         return False
     sub, rest = args[0].text, args[1:]
-    if sub == "config":
-        if not rest or rest[0].text not in _KUBECTL_CONFIG:
-            return False
-        rest = rest[1:]
-    if sub == "cluster-info" and any(not w.text.startswith("-") for w in rest):
-        return False  # `cluster-info dump` writes files
-    never = Block(short="w", long=("kubeconfig", "watch", "watch-only", "follow"))
-    if not _block_ok(rest, never):
+    if not _block_ok(rest, _KUBECTL_BLOCK):
         return False
     return sub != "logs" or _block_ok(rest, Block(short="f"))
 
