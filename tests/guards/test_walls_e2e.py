@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import HookMatcher
+from claude_agent_sdk import AssistantMessage, HookMatcher, ResultMessage, query
 
 from flower.core.agent import AgentSpec, build_options
-from flower.core.roles import coordinator, judge, worker
+from flower.core.roles import clarify, coordinator, judge, worker
 from flower.core.workbench import Workbench
 from flower.testing import ScriptedModel, bash, conversation, text, tool
 
@@ -376,3 +376,67 @@ async def test_the_workbench_skill_reaches_main_thread_and_subagents(
 
     assert "flower:workbench" in scripted_model.last("main").text()
     assert "flower:workbench" in scripted_model.last("worker").text()
+
+
+# --- a role with a channel ---------------------------------------------------------------
+
+
+async def test_clarify_asks_through_the_channel_and_cannot_write(
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    workspace: Path,
+) -> None:
+    channel = MiniChannel(answers=["做成命令行工具"])
+    scripted_model.play(
+        [
+            conversation(
+                "main",
+                tool("mcp__human__ask", {"question": "要做成什么形式?"}),
+                tool("Write", {"file_path": str(workspace / "brief.md"), "content": "x"}),
+                text("## 目标\n命令行工具\n## 验收标准\n能跑\n## 边界\n无\n## 未知与假设\n无"),
+            )
+        ]
+    )
+    spec = clarify("澄清", channel)
+    await run_query("帮我做一个 X", build_options(spec, cwd=workspace))
+
+    assert channel.asked == ["要做成什么形式?"]
+    seen = results_of(scripted_model, "main")
+    assert seen["toolu_main_0_0"] == "做成命令行工具"
+    assert "澄清没有 Write" in seen["toolu_main_1_0"]
+    assert not (workspace / "brief.md").exists()
+
+
+# --- resume_at ---------------------------------------------------------------------------
+
+
+async def test_resume_at_forks_from_an_earlier_message(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path
+) -> None:
+    scripted_model.play(
+        [
+            conversation(
+                "main",
+                text("first: tulip"),
+                text("second: rose"),
+                text("after the fork"),
+            )
+        ]
+    )
+    spec = AgentSpec("a", "", workbench=False)
+    first_uuid: list[str] = []
+    async for message in query(prompt="prompt-alpha", options=build_options(spec, cwd=workspace)):
+        if isinstance(message, AssistantMessage) and message.uuid:
+            first_uuid.append(message.uuid)
+        if isinstance(message, ResultMessage):
+            sid = message.session_id
+    await run_query("prompt-beta", build_options(spec, cwd=workspace, resume=sid))
+
+    options = build_options(spec, cwd=workspace, resume=sid, fork=True, resume_at=first_uuid[0])
+    result = await run_query("prompt-gamma", options)
+
+    last = scripted_model.last("main")
+    assert "first: tulip" in last.text() and "prompt-alpha" in last.text()
+    assert "prompt-gamma" in last.text()
+    assert "second: rose" not in last.text() and "prompt-beta" not in last.text()
+    assert result.session_id != sid

@@ -208,7 +208,11 @@ def spill_guard(
         if _reads_spill(workbench, tool, data.get("tool_input") or {}):
             return {}
         response = data.get("tool_response")
-        updated = _spill_value(workbench, response, threshold)
+        try:
+            updated = _spill_value(workbench, response, threshold)
+        except (OSError, ValueError) as exc:  # no spill beats a failed tool: keep the result
+            print(f"flower: could not spill a {tool} result: {exc}", file=sys.stderr)
+            return {}
         if updated is response:
             return {}
         return {

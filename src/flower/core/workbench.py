@@ -145,9 +145,10 @@ class Workbench:
     def place(self, *parts: str) -> Path:
         """A path below the root for flower to write, built from names others supply.
 
-        Raises :class:`WorkbenchError` for an absolute part, a ``..`` part, or a path
-        that resolves outside the root through a symlink. The root itself is the user's
-        choice and may be a symlink; anything below it may not lead out.
+        Raises :class:`WorkbenchError` for no name, an absolute part, a ``..`` part, or a
+        folder that resolves outside the root through a symlink. The root itself is the
+        user's choice and may be a symlink; the folders below it may not lead out. A link
+        in the last place is allowed: :func:`atomic_write` replaces it, never follows it.
         """
         rel = Path()
         for part in parts:
@@ -159,7 +160,9 @@ class Workbench:
             rel = rel / p
         target = self.root / rel
         root = self.root.resolve()
-        if not _is_within(target.resolve(), root):
+        # The folder must resolve inside; the last name itself may be a planted link,
+        # since atomic_write replaces a link instead of writing through it.
+        if not rel.parts or not _is_within(target.parent.resolve() / target.name, root):
             raise WorkbenchError(
                 f"{self.root / rel} leads outside the workbench {self.root} (a symlink?);"
                 " remove the link and try again"

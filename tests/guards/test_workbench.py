@@ -1,0 +1,315 @@
+"""Workbench: its defaults, descriptions, the index, the prompt block, and writes that
+can never leave it."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from flower.core.workbench import (
+    Workbench,
+    WorkbenchError,
+    atomic_write,
+    describe,
+    describe_text,
+    safe_name,
+)
+
+
+def test_documented_defaults(workspace: Path) -> None:
+    wb = Workbench(workspace)
+    assert [f.name for f in fields(Workbench)] == [
+        "workspace",
+        "dirname",
+        "max_index_entries",
+        "home",
+    ]
+    assert (wb.dirname, wb.max_index_entries, wb.home) == (".flower", 40, None)
+    assert wb.root == workspace / ".flower"
+    assert (wb.scripts, wb.artifacts, wb.notes) == (
+        wb.root / "scripts",
+        wb.root / "artifacts",
+        wb.root / "notes",
+    )
+    assert wb.index == wb.root / "INDEX.md" and wb.spill == wb.root / "spill"
+    assert not wb.external
+
+
+def test_home_outside_the_repository_is_external(workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / ".flower-ws"
+    wb = Workbench(workspace, home=outside)
+    assert wb.root == outside and wb.external
+    assert wb.display(wb.scripts) == str(outside / "scripts")
+    inside = Workbench(workspace, home=workspace / "bench")
+    assert not inside.external and inside.display() == "bench"
+
+
+def test_relative_workspace_becomes_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert Workbench(Path(".")).root == tmp_path / ".flower"
+
+
+@pytest.mark.parametrize("dirname", ["", "/abs", "../up", "a/../../b"])
+def test_a_dirname_that_leaves_the_workspace_is_refused(workspace: Path, dirname: str) -> None:
+    with pytest.raises(WorkbenchError, match="relative folder name"):
+        Workbench(workspace, dirname=dirname)
+
+
+def test_negative_index_size_is_refused(workspace: Path) -> None:
+    with pytest.raises(ValueError, match="max_index_entries"):
+        Workbench(workspace, max_index_entries=-1)
+
+
+def test_ensure_makes_the_three_folders_and_spill(workspace: Path) -> None:
+    wb = Workbench(workspace)
+    assert wb.ensure() == wb.root
+    for folder in (wb.scripts, wb.artifacts, wb.notes, wb.spill):
+        assert folder.is_dir()
+
+
+# --- descriptions ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("# desc: 统计行数\nprint(1)\n", "统计行数"),
+        ("#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\n# desc: counts\n", "counts"),
+        ("// desc: a js helper\nconsole.log(1)\n", "a js helper"),
+        ("-- desc: the report query\nselect 1;\n", "the report query"),
+        ("# DESC：全角冒号也行\n", "全角冒号也行"),
+        ("#desc:no space\n", "no space"),
+        ("# first comment\n# desc: the real one\n", "the real one"),
+        ("import os\n" * 7 + "# desc: line eight\n", "line eight"),
+        ("# just a comment\nx = 1\n", "just a comment"),
+        ("#!/bin/sh\n# -*- coding: utf-8 -*-\n# ----\n# builds it\n", "builds it"),
+        ('"""Parse the logs.\n\nMore text.\n"""\n', "Parse the logs."),
+        ('#!/usr/bin/env python\n"""\nSecond line docstring.\n"""\n', "Second line docstring."),
+        ("r'''raw docstring'''\n", "raw docstring"),
+        ("# 决定:用 SQLite\n\n理由……\n", "决定:用 SQLite"),
+        ("## 标题\n正文\n", "标题"),
+        ("print(1)\n", ""),
+        ("", ""),
+    ],
+)
+def test_describe_text(text: str, expected: str) -> None:
+    assert describe_text(text) == expected
+
+
+def test_desc_must_be_within_the_first_eight_lines() -> None:
+    text = "x = 1\n" * 8 + "# desc: too late\n"
+    assert describe_text(text) == ""
+    assert describe_text("# note\n" + "x = 1\n" * 7 + "# desc: too late\n") == "note"
+
+
+def test_desc_is_cut_to_100_characters() -> None:
+    long = "长" * 150
+    assert describe_text(f"# desc: {long}\n") == "长" * 99 + "…"
+    assert len(describe_text(f"# {long}\n")) == 100
+
+
+def test_describe_reads_only_the_head_of_a_file(workspace: Path) -> None:
+    path = workspace / "big.py"
+    path.write_text("# desc: big one\n" + "x = 1\n" * 100_000)
+    assert describe(path) == "big one"
+    assert describe(workspace / "missing.py") == ""
+    (workspace / "bin.dat").write_bytes(b"# desc: caf\xe9 \xff\n\x00\x01")
+    assert describe(workspace / "bin.dat") == "caf\ufffd \ufffd"
+
+
+# --- the index ---------------------------------------------------------------------------
+
+
+def _touch(path: Path, text: str, mtime: float | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_the_index_lists_the_three_folders_with_descriptions(workspace: Path) -> None:
+    wb = Workbench(workspace)
+    _touch(wb.scripts / "count.py", "# desc: 统计错误\n")
+    _touch(wb.artifacts / "run.log", "x" * 3000)
+    _touch(wb.notes / "决定-存储.md", "# 用 SQLite,不用文件\n")
+    _touch(wb.scripts / "lib" / "util.sh", "#!/bin/sh\n# desc: nested\n")
+    text = wb.refresh()
+    assert wb.index.read_text() == text
+    assert "## scripts/" in text and "## artifacts/" in text and "## notes/" in text
+    assert "- scripts/count.py — 统计错误" in text
+    assert "- scripts/lib/util.sh — nested" in text
+    assert "- artifacts/run.log — 2.9K" in text
+    assert "- notes/决定-存储.md — 用 SQLite,不用文件" in text
+    assert text.index("## scripts/") < text.index("## artifacts/") < text.index("## notes/")
+
+
+def test_the_index_skips_spill_archive_hidden_temp_and_links(
+    workspace: Path, tmp_path: Path
+) -> None:
+    wb = Workbench(workspace)
+    _touch(wb.spill / "0123456789abcdef.txt", "spilled")
+    _touch(wb.notes / "archive" / "交接" / "old.md", "# old handoff")
+    _touch(wb.notes / ".hidden.md", "# hidden")
+    _touch(wb.notes / "half.md.tmp", "# half")
+    _touch(wb.root / "loose.txt", "not in a folder")
+    secret = _touch(tmp_path / "secret.txt", "# desc: outside secret\n")
+    wb.scripts.mkdir(parents=True, exist_ok=True)
+    (wb.scripts / "link.py").symlink_to(secret)
+    (wb.scripts / "linkdir").symlink_to(tmp_path)
+    text = wb.render_index()
+    for absent in ("spill", "archive", "hidden", "half", "loose", "secret", "link"):
+        assert absent not in text, absent
+    assert "(还是空的)" in text
+
+
+def test_the_index_keeps_the_newest_max_entries(workspace: Path) -> None:
+    wb = Workbench(workspace, max_index_entries=3)
+    now = time.time()
+    for i in range(5):
+        _touch(wb.notes / f"n{i}.md", f"# note {i}\n", mtime=now - 100 + i)
+    text = wb.render_index()
+    assert [f"n{i}.md" in text for i in range(5)] == [False, False, True, True, True]
+    assert "(另有 2 个较旧的文件没有列出)" in text
+    assert len(Workbench(workspace).entries()) == 5
+
+
+def test_an_index_of_zero_entries_only_counts(workspace: Path) -> None:
+    wb = Workbench(workspace, max_index_entries=0)
+    _touch(wb.notes / "a.md", "# a\n")
+    text = wb.render_index()
+    assert "a.md" not in text and "(另有 1 个较旧的文件没有列出)" in text
+
+
+def test_refresh_does_not_rewrite_an_unchanged_index(workspace: Path) -> None:
+    wb = Workbench(workspace)
+    wb.refresh()
+    os.utime(wb.index, (1, 1))
+    wb.refresh()
+    assert wb.index.stat().st_mtime == 1
+    _touch(wb.notes / "new.md", "# new\n")
+    wb.refresh()
+    assert wb.index.stat().st_mtime > 1 and "new.md" in wb.index.read_text()
+
+
+# --- the prompt block --------------------------------------------------------------------
+
+
+def test_prompt_block_has_the_three_rules_and_the_index(workspace: Path) -> None:
+    wb = Workbench(workspace)
+    _touch(wb.scripts / "x.py", "# desc: 做 x\n")
+    block = wb.prompt_block()
+    assert ".flower/scripts/" in block and "# desc:" in block
+    assert ".flower/artifacts/" in block and "2000" in block and "路径和结论" in block
+    assert ".flower/notes/" in block and "一个决定一个文件" in block
+    assert "- scripts/x.py — 做 x" in block
+    assert "绝对路径" not in block
+    assert wb.index.is_file()
+
+
+def test_external_prompt_block_says_to_use_absolute_paths(workspace: Path, tmp_path: Path) -> None:
+    wb = Workbench(workspace, home=tmp_path / "outside")
+    block = wb.prompt_block()
+    assert "绝对路径" in block
+    assert f"{tmp_path / 'outside' / 'artifacts'}/" in block
+
+
+# --- writes stay inside ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [("..", "x"), ("notes", "../../x"), ("/etc/passwd",), ("notes", "/tmp/x"), ("a/../../b",)],
+)
+def test_place_refuses_names_that_leave_the_workbench(
+    workspace: Path, parts: tuple[str, ...]
+) -> None:
+    with pytest.raises(WorkbenchError):
+        Workbench(workspace).place(*parts)
+
+
+def test_place_refuses_a_symlink_that_leads_out(workspace: Path, tmp_path: Path) -> None:
+    wb = Workbench(workspace)
+    wb.ensure()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (wb.notes / "escape").symlink_to(outside)
+    with pytest.raises(WorkbenchError, match="symlink"):
+        wb.write("x", "notes", "escape", "f.md")
+    assert list(outside.iterdir()) == []
+    (wb.root / "spill").rmdir()
+    (wb.root / "spill").symlink_to(outside)
+    with pytest.raises(WorkbenchError):
+        wb.place("spill", "0123456789abcdef.txt")
+
+
+def test_a_link_that_stays_inside_is_fine(workspace: Path) -> None:
+    wb = Workbench(workspace)
+    wb.ensure()
+    (wb.notes / "to-artifacts").symlink_to(wb.artifacts)
+    path = wb.write("ok", "notes", "to-artifacts", "f.md")
+    assert (wb.artifacts / "f.md").read_text() == "ok" and path.name == "f.md"
+
+
+def test_write_is_atomic_and_replaces_a_planted_link(workspace: Path, tmp_path: Path) -> None:
+    wb = Workbench(workspace)
+    wb.ensure()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    (wb.notes / "交接-干活.md").symlink_to(victim)
+    wb.write("handoff", "notes", safe_name("交接-干活") + ".md")
+    assert victim.read_text() == "untouched"
+    assert (wb.notes / "交接-干活.md").read_text() == "handoff"
+    assert not (wb.notes / "交接-干活.md").is_symlink()
+    assert [p.name for p in wb.notes.iterdir()] == ["交接-干活.md"]
+
+
+def test_a_planted_index_link_is_replaced_not_followed(workspace: Path, tmp_path: Path) -> None:
+    wb = Workbench(workspace)
+    wb.ensure()
+    victim = tmp_path / "victim.md"
+    victim.write_text("untouched")
+    wb.index.symlink_to(victim)
+    wb.refresh()
+    assert victim.read_text() == "untouched" and not wb.index.is_symlink()
+
+
+def test_a_failed_write_leaves_no_temp_file_and_the_old_text(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = workspace / "f.txt"
+    target.write_text("old")
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write(target, "new")
+    assert target.read_text() == "old"
+    assert [p.name for p in workspace.iterdir()] == ["f.txt"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("干活", "干活"),
+        ("干活#round2", "干活#round2"),
+        ("../../etc/passwd", "_.._etc_passwd"),
+        ("/abs/path", "_abs_path"),
+        ("a\\b:c", "a_b_c"),
+        ("..", "untitled"),
+        ("", "untitled"),
+        ("x" * 300, "x" * 150),
+    ],
+)
+def test_safe_name(text: str, expected: str) -> None:
+    name = safe_name(text)
+    assert name == expected
+    assert "/" not in name and not name.startswith(".")
