@@ -1,0 +1,177 @@
+"""TrimmingSessionStore: expiry of stale one-off results and spilling of large old ones,
+through a real store, with the seed's red lines checked."""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+import pytest
+
+import flower.core.ephemeral
+from flower.stores import trim
+from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy
+
+from .builder import Transcript, calls, results
+
+pytestmark = pytest.mark.anyio
+
+KEY = {"project_key": "proj", "session_id": "s1"}
+SPILLED = re.compile(r"原文完整保存在 (\S+) ")
+
+
+async def loaded(
+    tmp_path: Path, workspace: Path, t: Transcript, **policies: object
+) -> tuple[TrimmingSessionStore, list[dict]]:
+    store = TrimmingSessionStore(tmp_path / "s.db", workspace, **policies)  # type: ignore[arg-type]
+    await store.append(KEY, copy.deepcopy(t.lines))
+    out = await store.load(KEY)
+    assert out is not None
+    return store, out
+
+
+def test_is_ephemeral_is_the_guards_own_function() -> None:
+    assert trim.is_ephemeral is flower.core.ephemeral.is_ephemeral
+    assert "is_ephemeral" in trim.__all__
+
+
+async def test_stale_one_off_results_expire_with_the_template(
+    tmp_path: Path, workspace: Path
+) -> None:
+    t = Transcript()
+    t.prompt("keep an eye on the repo")
+    statuses = []
+    for n in range(9):
+        statuses.append(t.call("git status", f"On branch main, change {n}"))
+        t.say(f"noted {n}")
+    read = t.call("/w/a.py", "print('a')", tool="Read")
+    build = t.call("make build", "built")
+
+    store, out = await loaded(tmp_path, workspace, t)
+
+    got = results(out)
+    assert store.last_report == {"expired": 3}
+    for n, call_id in enumerate(statuses[:3]):
+        age = 2 * (9 - n) - 1 + 2  # replies after it: its own "noted", the later pairs, the tail
+        assert (
+            got[call_id]
+            == f"[git status 的结果已过期(第 {age} 轮前),当前状态可能已变。需要请重新执行]"
+        )
+    assert [got[i] for i in statuses[3:]] == [f"On branch main, change {n}" for n in range(3, 9)]
+    assert got[read] == "print('a')" and got[build] == "built"  # Read and non-ephemeral stay
+    assert calls(out) == calls(t.lines)  # every call and every result block is still there
+
+
+async def test_a_long_ephemeral_result_is_left_to_trimming_not_thrown_away(
+    tmp_path: Path, workspace: Path
+) -> None:
+    t = Transcript()
+    t.prompt("look")
+    diff = t.call("git diff", "+" * 5000)
+    for _ in range(3):
+        t.call("git status", "clean")
+
+    store, out = await loaded(
+        tmp_path,
+        workspace,
+        t,
+        policy=TrimPolicy(keep_recent=1),
+        ephemeral=EphemeralPolicy(keep_recent=1),
+    )
+
+    assert store.last_report == {
+        "expired": 2,
+        "trimmed": 1,
+        "trimmed_chars": store.last_report["trimmed_chars"],
+    }
+    path = Path(SPILLED.search(results(out)[diff]).group(1))
+    assert path.read_text() == "+" * 5000
+
+
+async def test_large_old_results_spill_byte_for_byte_and_leave_a_pointer(
+    tmp_path: Path, workspace: Path
+) -> None:
+    t = Transcript()
+    t.prompt("build")
+    body = "第一行 ünïcode\r\nline two\n" + "".join(f"row {n}\n" for n in range(3000))
+    big = t.call("make build", body)
+    small = t.call("make lint", "ok " * 100)
+    recent = [t.call("make test", "z" * 3000) for _ in range(2)]
+
+    store, out = await loaded(tmp_path, workspace, t, policy=TrimPolicy(keep_recent=2))
+
+    got = results(out)
+    pointer = got[big]
+    path = Path(SPILLED.search(pointer).group(1))
+    assert path.parent == (workspace / ".flower" / "spill").resolve()
+    assert path.read_bytes() == body.encode("utf-8")
+    assert f"({len(body)} 字符)" in pointer and "第一行 ünïcode" in pointer and len(pointer) < 400
+    assert got[small] == "ok " * 100 and [got[i] for i in recent] == ["z" * 3000] * 2
+    assert store.last_report["trimmed"] == 1
+    assert store.last_report["trimmed_chars"] == len(body) - len(pointer)
+
+    files = sorted(p.name for p in path.parent.iterdir())
+    await store.load(KEY)  # reloading writes the same file again, nothing new
+    assert sorted(p.name for p in path.parent.iterdir()) == files
+
+
+async def test_only_text_is_trimmed_images_stay_and_compact_summaries_are_untouched(
+    tmp_path: Path, workspace: Path
+) -> None:
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR" * 900},
+    }
+    document = {
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": "d" * 5000},
+    }
+    t = Transcript()
+    t.prompt("look at it")
+    mixed = t.call(
+        "render",
+        [{"type": "text", "text": "a" * 4000}, image, document, {"type": "text", "text": "tiny"}],
+    )
+    summary = t.call("git status", "s" * 4000, isCompactSummary=True)
+    t.call("ls", "x")
+
+    _, out = await loaded(
+        tmp_path,
+        workspace,
+        t,
+        policy=TrimPolicy(keep_recent=0),
+        ephemeral=EphemeralPolicy(keep_recent=0),
+    )
+
+    content = results(out)[mixed]
+    assert (
+        content[1] == image
+        and content[2] == document
+        and content[3] == {"type": "text", "text": "tiny"}
+    )
+    assert content[0]["type"] == "text" and "原文完整保存在" in content[0]["text"]
+    assert results(out)[summary] == "s" * 4000
+    assert "已过期" in results(out)[calls(out)[-1]]
+
+
+async def test_disabled_policies_change_nothing(tmp_path: Path, workspace: Path) -> None:
+    t = Transcript()
+    t.prompt("x")
+    for _ in range(10):
+        t.call("git status", "y" * 3000)
+    store, out = await loaded(
+        tmp_path,
+        workspace,
+        t,
+        policy=TrimPolicy(enabled=False),
+        ephemeral=EphemeralPolicy(enabled=False),
+    )
+    assert out == t.lines and store.last_report == {}
+
+
+def test_the_spill_folder_must_stay_inside_the_workspace(tmp_path: Path, workspace: Path) -> None:
+    with pytest.raises(ValueError, match="leaves the workspace"):
+        TrimmingSessionStore(
+            tmp_path / "s.db", workspace, policy=TrimPolicy(spill_dirname="../out")
+        )
