@@ -249,6 +249,21 @@ def test_place_refuses_a_symlink_that_leads_out(workspace: Path, tmp_path: Path)
         wb.place("spill", "0123456789abcdef.txt")
 
 
+def test_a_root_replaced_by_a_link_out_of_the_workspace_is_refused(
+    workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (workspace / ".flower").symlink_to(outside)
+    wb = Workbench(workspace)
+    with pytest.raises(WorkbenchError, match="outside the workspace"):
+        wb.refresh()
+    assert list(outside.iterdir()) == []
+    chosen = Workbench(workspace, home=workspace / ".flower")  # home= is a choice
+    chosen.refresh()
+    assert (outside / "INDEX.md").is_file()
+
+
 def test_a_link_that_stays_inside_is_fine(workspace: Path) -> None:
     wb = Workbench(workspace)
     wb.ensure()

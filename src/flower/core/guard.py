@@ -269,13 +269,14 @@ def spill_text(workbench: Workbench, text: str) -> Path:
     """
     data = text.encode("utf-8", "surrogatepass")
     name = hashlib.sha256(data).hexdigest()[:16] + ".txt"
-    path = workbench.place(SPILL_DIRNAME, name)
+    path = workbench.spill / name
     try:
         st = path.lstat()
     except OSError:
         st = None
-    if st is None or not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
-        workbench.write(text, SPILL_DIRNAME, name)
+    if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == len(data):
+        return path  # spilled before; skipping a write needs no path check
+    workbench.write(text, SPILL_DIRNAME, name)
     return path
 
 

@@ -147,8 +147,10 @@ class Workbench:
 
         Raises :class:`WorkbenchError` for no name, an absolute part, a ``..`` part, or a
         folder that resolves outside the root through a symlink. The root itself is the
-        user's choice and may be a symlink; the folders below it may not lead out. A link
-        in the last place is allowed: :func:`atomic_write` replaces it, never follows it.
+        user's choice when given as ``home=``; inside the workspace it must stay inside (an
+        agent could replace ``.flower`` with a link). The folders below the root may not
+        lead out. A link in the last place is allowed: :func:`atomic_write` replaces it,
+        never follows it.
         """
         rel = Path()
         for part in parts:
@@ -160,6 +162,11 @@ class Workbench:
             rel = rel / p
         target = self.root / rel
         root = self.root.resolve()
+        if self.home is None and not _is_within(root, self.workspace.resolve()):
+            raise WorkbenchError(
+                f"{self.root} leads outside the workspace {self.workspace} (a symlink?);"
+                " remove the link, or pass home= to keep the workbench elsewhere on purpose"
+            )
         # The folder must resolve inside; the last name itself may be a planted link,
         # since atomic_write replaces a link instead of writing through it.
         if not rel.parts or not _is_within(target.parent.resolve() / target.name, root):
