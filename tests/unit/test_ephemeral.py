@@ -8,13 +8,14 @@ otherwise-whitelisted commands and demand False every time.
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import flower
-from flower.core.ephemeral import _VERBS, NEVER, is_ephemeral
+from flower.core.ephemeral import _VERBS, NEVER, Word, _lex, _Refuse, is_ephemeral
 
 ALLOWED = [
     # -- the seed's own examples (compound commands are checked per segment) --
@@ -737,3 +738,34 @@ def test_never_raises_on_shell_soup(cmd: str) -> None:
 def test_surrounding_whitespace_keeps_accepted_commands(cmd: str, before: str, after: str) -> None:
     if is_ephemeral(cmd):
         assert is_ephemeral(before + cmd + after) is True
+
+
+# --------------------------------------------------------------------------------------------
+# the tokeniser agrees with real bash
+# --------------------------------------------------------------------------------------------
+
+#: No character here can make bash run anything (no ; | & $ ` ( ) < > newline), so handing
+#: these strings to a real bash as printf's arguments is harmless even if the lexer is wrong.
+WORD_ALPHABET = [*"ab-'\"\\ \t#{}@*?[]=,.:/", "@{u}", "@{1}", "{a,b}", "'x y'", '"x y"']
+
+
+@given(st.lists(st.sampled_from(WORD_ALPHABET), min_size=1, max_size=12).map("".join))
+@settings(max_examples=500, deadline=None)
+def test_words_match_bash(text: str) -> None:
+    """Whatever the lexer accepts as plain words, bash splits into the same words."""
+    try:
+        tokens = _lex(text)
+    except _Refuse:
+        return
+    if not tokens:
+        return
+    assert all(isinstance(t, Word) for t in tokens)
+    # -f: no pathname expansion (it depends on the directory); brace expansion stays on
+    result = subprocess.run(
+        ["bash", "--norc", "--noprofile", "-f", "-c", f"printf '%s\\0' {text}"],
+        capture_output=True,
+        check=True,
+        timeout=10,
+    )
+    bash_words = result.stdout.decode().split("\0")[:-1]
+    assert bash_words == [t.text for t in tokens if isinstance(t, Word)]

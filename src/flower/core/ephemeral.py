@@ -184,7 +184,7 @@ _VERBS: dict[str, Rule] = {
     "pgrep": _FREE,
     "pstree": _FREE,
     "top": Special("top"),
-    "lsof": Block(short="r", plus=True),  # -r / +r repeat forever
+    "lsof": Block(short="rD", plus=True),  # -r / +r repeat forever; -D b writes a cache file
     "ss": Block(short="KED", long=("kill", "events", "diag")),  # -D FILE dumps to a file
     "netstat": Block(short="c", long=("continuous",)),
     "docker": Special("docker"),
@@ -308,12 +308,12 @@ _DOCKER_GROUPS = frozenset(sub for sub, subsub in _DOCKER if subsub)
 #: kubectl subcommands allowed (the seed's "kubectl get" family; nothing that execs or writes)
 _KUBECTL: frozenset[str] = frozenset({"get", "describe", "logs"})
 #: kubectl options refused anywhere: a foreign kubeconfig runs its `exec` credential plugin,
-#: --server/--proxy-url/-s send the user's token elsewhere, the others write files or never
-#: return (-w/--watch; -f/--follow for logs).
+#: --server/--proxy-url/-s send the user's token elsewhere, -k/--kustomize builds (and may run
+#: generators), the others write files or never return (-w/--watch; -f/--follow for logs).
 _KUBECTL_BLOCK = Block(
-    short="ws",
+    short="wsk",
     long=("kubeconfig", "watch", "watch-only", "follow", "server", "proxy-url", "cache-dir",
-          "log-file", "log-dir", "profile", "profile-output"),
+          "log-file", "log-dir", "profile", "profile-output", "kustomize"),
 )  # fmt: skip
 
 #: find primaries that run a command or write a file
