@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from flower import __version__
+from flower.commands.once import once
 
 #: Exit codes every flower command uses.
 EXIT_OK = 0
@@ -98,6 +99,9 @@ def run_job(ask: tuple[str, ...]) -> None:
         err=True,
     )
     sys.exit(EXIT_NOT_READY)
+
+
+main.add_command(once)
 
 
 @main.group()

@@ -208,6 +208,11 @@ class Runtime:
 
         return _run_sync(look)
 
+    @property
+    def interruptible(self) -> bool:
+        """Whether a turn is running now, so :meth:`interrupt` would reach it."""
+        return self._stop is not None and not self._closed
+
     def interrupt(self, said: str) -> bool:
         """Stop the running step's turn and continue it with the human's ``said``.
 
@@ -217,11 +222,10 @@ class Runtime:
         with ``loop.add_signal_handler``, or another task); from another thread, go
         through ``loop.call_soon_threadsafe``.
         """
-        stop = self._stop
-        if stop is None or self._closed:
+        if not self.interruptible:
             return False
         self._said = said
-        stop.set()
+        self._stop.set()
         return True
 
     async def run(

@@ -1,0 +1,166 @@
+"""``flower once`` as a user runs it: a subprocess against the scripted model."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from flower.testing import ScriptedModel, bash, conversation, text
+
+pytestmark = pytest.mark.e2e
+
+FLOWER = str(Path(sys.executable).with_name("flower"))
+SMALL = {"input_tokens": 500}
+
+
+def run_once(
+    args: list[str], env: dict[str, str], cwd: Path, **kw: object
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [FLOWER, "once", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120,
+        **kw,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+@pytest.fixture
+def env(claude_env: dict[str, str]) -> dict[str, str]:
+    return {**os.environ, **{k: v for k, v in claude_env.items() if v}, "COLUMNS": "200"}
+
+
+def session_of(output: str) -> str:
+    found = re.findall(r"^session: (\S+)$", output, re.MULTILINE)
+    assert len(found) == 1, output
+    return found[0]
+
+
+def test_once_streams_the_work_and_resume_continues_it(
+    scripted_model: ScriptedModel, env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play(
+        [
+            conversation(
+                "more", *[text("added the README", usage=SMALL)] * 6, last_user="now a README"
+            ),
+            conversation(
+                "main", bash("echo made > proof.txt", usage=SMALL), text("made it", usage=SMALL),
+                first_user="make proof",
+            ),
+        ]
+    )  # fmt: skip
+    first = run_once(["make proof", "-w", str(workspace), "-r", "runs"], env, tmp_path)
+    assert first.returncode == 0, first.stderr
+    out = first.stdout
+    assert "⏺ Bash(echo made > proof.txt)" in out and "made it" in out and "✓ done" in out
+    assert "$0." in out and "context 500" in out
+    sid = session_of(out)
+    assert f"flower once --resume {sid}" in out
+    assert (workspace / "proof.txt").read_text().strip() == "made"
+    (row,) = json.loads((tmp_path / "runs" / "manifest.json").read_text())
+    assert row["step"] == "once" and row["session_id"] == sid and row["ok"]
+
+    second = run_once(["--resume", sid, "now a README", "-w", str(workspace)], env, tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "added the README" in second.stdout and session_of(second.stdout) == sid
+    (req,) = scripted_model.requests_for("more")
+    assert "make proof" in req.text() and "made it" in req.text()  # the same conversation
+    assert len(json.loads((tmp_path / "runs" / "manifest.json").read_text())) == 2
+
+
+def test_a_failed_step_exits_1_with_the_error(
+    scripted_model: ScriptedModel, env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    from flower.testing import Turn
+
+    scripted_model.play([conversation("main", Turn(text="x", fail_always=401))])
+    done = run_once(["do it", "-w", str(workspace)], env, tmp_path)
+    assert done.returncode == 1
+    assert "✗ failed" in done.stdout and "401" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        ([], "say what to do"),
+        (["x", "--tools", " , "], "name at least one tool"),
+        (["x", "-w", "no-such-folder"], "is not a folder"),
+        (["--resume", "no-such-session", "-w", "."], "no session no-such-session"),
+    ],
+)
+def test_bad_input_is_one_clear_line(
+    args: list[str], needle: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    done = run_once(args, env, tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert needle in done.stderr and "Traceback" not in done.stderr
+
+
+def test_no_credentials_is_a_clear_error(tmp_path: Path, env: dict[str, str]) -> None:
+    bare = {k: v for k, v in env.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+    done = run_once(["x"], bare, tmp_path)
+    assert done.returncode == 2
+    assert "ANTHROPIC_API_KEY" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_ctrl_c_asks_for_a_line_and_the_session_goes_on_with_it(
+    scripted_model: ScriptedModel, env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    said = "use tabs not spaces"
+    scripted_model.play(
+        [
+            conversation("after", *[text("ok, tabs", usage=SMALL)] * 6, last_user=said),
+            conversation("main", bash("sleep 20", usage=SMALL), first_user="format it"),
+        ]
+    )
+    proc = subprocess.Popen(
+        [FLOWER, "once", "format it", "-w", str(workspace)], env=env, cwd=tmp_path,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdin is not None
+    deadline = time.monotonic() + 60
+    while not any(r.outcome == "reply" for r in scripted_model.requests_for("main")):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    time.sleep(1.0)  # the Bash call is running now
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    proc.stdin.write(said + "\n")
+    proc.stdin.flush()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out + err
+    assert time.monotonic() - started < 15, "the sleep was not interrupted"
+    assert "What do you want to tell it?" in out and f"→ told the agent: {said}" in out
+    assert "ok, tabs" in out and "✓ done" in out
+    (after,) = scripted_model.requests_for("after")
+    assert "format it" in after.text()
+
+
+def test_a_second_ctrl_c_quits_with_130(
+    scripted_model: ScriptedModel, env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play([conversation("main", bash("sleep 20", usage=SMALL), first_user="wait")])
+    proc = subprocess.Popen(
+        [FLOWER, "once", "wait", "-w", str(workspace)], env=env, cwd=tmp_path,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not scripted_model.requests_for("main"):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "stopped (Ctrl-C)" in out and "session: " in out and "Traceback" not in err
