@@ -48,6 +48,15 @@ def test_home_outside_the_repository_is_external(workspace: Path, tmp_path: Path
     assert not inside.external and inside.display() == "bench"
 
 
+def test_display_copes_with_two_spellings_of_one_folder(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "ws").mkdir(parents=True)
+    (tmp_path / "alias").symlink_to(real)
+    wb = Workbench(tmp_path / "alias" / "ws", home=real / "ws" / "bench")
+    assert not wb.external
+    assert wb.display(wb.artifacts) == "bench/artifacts"
+
+
 def test_relative_workspace_becomes_absolute(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

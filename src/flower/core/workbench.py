@@ -119,9 +119,14 @@ class Workbench:
         """How to name ``path`` (default: the root) to an agent: relative when it lives in
         the workspace, absolute when the workbench is external."""
         target = self.root if path is None else path
-        if self.external:
-            return str(target)
-        return str(target.relative_to(self.workspace))
+        if not self.external:
+            for base, here in (
+                (self.workspace, target),
+                (self.workspace.resolve(), target.resolve()),
+            ):
+                if _is_within(here, base):
+                    return here.relative_to(base).as_posix()
+        return str(target)
 
     def contains(self, path: str | Path) -> bool:
         """Whether ``path`` (relative to the workspace) resolves inside the workbench."""
