@@ -149,9 +149,12 @@ def flower_guards(
     Guards are the walls a prompt cannot talk its way around: the whitelist that makes
     ``allowed_tools`` exclusive for hands-on tools, the delegate guard that stops a
     coordinator's main thread from doing the work, spilling of over-long results,
-    the workbench index, worktree isolation. The default plugin returns exactly the
-    seed's set for the spec; every implementation's result is merged with
-    ``merge_hooks`` (in call order: plugins first, defaults last), after ``spec.hooks``.
+    the workbench index, worktree isolation. The default plugin returns the seed's set
+    for the spec (``flower.core.guard.spec_guards``), with one deliberate difference:
+    the delegate and isolate guards stay on even without a workbench, so a
+    ``delegate_only`` main thread is never left without a wall. Every implementation's
+    result is merged with ``merge_hooks`` (in call order: plugins first, defaults
+    last), after ``spec.hooks``.
 
     :param spec: The agent about to run.
     :param workbench: The Runtime's workbench, or ``None`` when the Runtime has none or
