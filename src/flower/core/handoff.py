@@ -245,7 +245,11 @@ class Handoff:
     @classmethod
     def parse(cls, text: str, *, step: str = "") -> Handoff:
         """Read a model's answer; headings may be ``## 正在做``, ``**下一步**``, ``死路:``…"""
-        return cls(**parse_sections(text, _ALIAS_TO_FIELD), step=step)
+        found = parse_sections(text, _ALIAS_TO_FIELD)
+        doc = cls(step=step)
+        for name, content in found.items():
+            setattr(doc, name, content)
+        return doc
 
     def missing(self) -> list[str]:
         """Required sections that are empty, by field name."""
