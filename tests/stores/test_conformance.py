@@ -70,3 +70,20 @@ async def test_pruning_store_with_every_policy_on_passes_the_sdk_contracts(
 
     await run_session_store_conformance(_factory(make, opened))
     assert len(opened) == 15
+
+
+async def test_the_portable_sql_path_passes_too(tmp_path: Path, opened: list) -> None:
+    """Databases without ``ON CONFLICT`` look up stored uuids instead; SQLite proves it."""
+    n = itertools.count()
+
+    def make() -> SqliteSessionStore:
+        store = SqliteSessionStore(tmp_path / f"{next(n)}.db")
+        store._insert_new = None
+        return store
+
+    await run_session_store_conformance(_factory(make, opened))
+    store = make()
+    entry = {"type": "user", "uuid": "u1"}
+    await store.append({"project_key": "p", "session_id": "s"}, [entry])
+    await store.append({"project_key": "p", "session_id": "s"}, [entry, {"type": "t"}])
+    assert await store.load({"project_key": "p", "session_id": "s"}) == [entry, {"type": "t"}]

@@ -70,6 +70,25 @@ async def test_summary_is_the_fold_of_every_batch(tmp_path: Path) -> None:
     assert summary["data"]["first_prompt"] == "fix the parser"
 
 
+async def test_two_writers_on_one_session_never_lose_a_fold(tmp_path: Path) -> None:
+    """Each store remembers the summary it wrote last; another writer's append must make
+    it read the stored one again instead of folding onto its stale copy."""
+    a, b = SqliteSessionStore(tmp_path / "s.db"), SqliteSessionStore(tmp_path / "s.db")
+    batches = [
+        [line(1, message={"role": "user", "content": "first prompt"})],
+        [{"type": "custom-title", "customTitle": "from b"}],
+        [line(2, gitBranch="feature")],
+        [{"type": "tag", "tag": "t1"}],
+    ]
+    expected = None
+    for writer, batch in zip([a, b, a, b], batches, strict=True):
+        await writer.append(KEY, batch)
+        expected = fold_session_summary(expected, KEY, batch)
+    for reader in (a, b):
+        (summary,) = await reader.list_session_summaries("proj")
+        assert summary["data"] == expected["data"]
+
+
 async def test_context_tokens_follow_the_newest_real_reply(tmp_path: Path) -> None:
     store = SqliteSessionStore(tmp_path / "s.db")
 

@@ -15,6 +15,7 @@ microseconds a call, next to milliseconds for a committed batch.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,7 +36,7 @@ from claude_agent_sdk.types import (
 )
 
 from flower.stores import migrate
-from flower.stores.engine import WRITE, describe, dumps, make_engine
+from flower.stores.engine import WRITE, describe, dumps, make_engine, pg_loads
 from flower.stores.errors import StoreError
 from flower.stores.schema import entries as entries_t
 from flower.stores.schema import meta as meta_t
@@ -46,7 +47,7 @@ from flower.stores.url import display, is_postgres, sqlite_path, to_url
 T = TypeVar("T")
 
 #: Rows fetched per round trip when loading; bounds the driver's buffer on Postgres.
-LOAD_CHUNK = 2000
+LOAD_CHUNK = 500
 #: Attempts at a write transaction that lost a race to create the same key.
 WRITE_ATTEMPTS = 3
 
@@ -77,7 +78,29 @@ class SqliteSessionStore(SessionStore):
         self.path: Path | None = sqlite_path(self.url)
         self._last_mtime = 0
         self._clock = threading.Lock()
+        #: Summaries this process wrote last, reused while the key's stored mtime shows
+        #: nobody else has written since (saves reading the summary back every batch).
+        self._summaries: dict[tuple[str, str], SessionSummaryEntry] = {}
         self._engine = make_engine(self.url)
+        #: ``INSERT ... ON CONFLICT DO NOTHING`` where the database has it; elsewhere the
+        #: uuids already stored are looked up first (under the same row lock).
+        self._insert_new = _insert_ignoring_duplicates(self._engine.dialect.name)
+        postgres = self._engine.dialect.name == "postgresql"
+        self._loads = pg_loads if postgres else json.loads
+        #: The entries as stored JSON text (cast from JSONB on Postgres), for :meth:`_load`.
+        self._entry_text = (
+            sa.select(
+                sa.cast(entries_t.c.entry, sa.Text)
+                if postgres
+                else sa.type_coerce(entries_t.c.entry, sa.Text)
+            )
+            .where(
+                entries_t.c.project_key == _bind("pk"),
+                entries_t.c.session_id == _bind("sid"),
+                entries_t.c.subpath == _bind("sub"),
+            )
+            .order_by(entries_t.c.id)
+        )
         try:
             migrate.ensure_schema(self._engine, upgrade_old=not is_postgres(self.url))
         except BaseException:
@@ -187,8 +210,11 @@ class SqliteSessionStore(SessionStore):
         for attempt in range(WRITE_ATTEMPTS):
             with self._errors():
                 try:
-                    with self._engine.connect().execution_options(**WRITE) as conn, conn.begin():
-                        self._write(conn, key, fresh, seen, tokens)
+                    with self._engine.connect().execution_options(**WRITE) as conn:
+                        with conn.begin():
+                            summary = self._write(conn, key, fresh, seen, tokens)
+                        if summary is not None:  # committed: the fold is now the stored one
+                            self._summaries[(key["project_key"], key["session_id"])] = summary
                 except sa.exc.IntegrityError:
                     if attempt + 1 < WRITE_ATTEMPTS:
                         continue  # another process created this key first: redo against its row
@@ -206,98 +232,81 @@ class SqliteSessionStore(SessionStore):
         entries: list[SessionStoreEntry],
         uuids: set[str],
         tokens: int | None,
-    ) -> None:
+    ) -> SessionSummaryEntry | None:
+        """One batch, inside one transaction; returns the new summary of a main key."""
         project_key, session_id, subpath = _key_of(key)
-        where = _key_filter(meta_t, key)
+        ids = {"pk": project_key, "sid": session_id, "sub": subpath}
         # Lock the key's meta row first: concurrent appends to one key (other processes,
         # Postgres) queue here, so the uuid check and the summary fold below are serial.
-        stored = conn.execute(sa.select(meta_t.c.mtime).where(*where).with_for_update()).first()
+        stored = conn.execute(_LOCK_META, ids).first()
         mtime = self._next_mtime()
         if stored is None:
-            conn.execute(
-                meta_t.insert().values(
-                    project_key=project_key,
-                    session_id=session_id,
-                    subpath=subpath,
-                    mtime=mtime,
-                    context_tokens=tokens,
-                )
-            )
+            conn.execute(_INSERT_META, {**ids, "mtime": mtime, "tokens": tokens})
         else:
             mtime = max(mtime, int(stored[0]) + 1)
-            values: dict[str, Any] = {"mtime": mtime}
-            if tokens is not None:
-                values["context_tokens"] = tokens
-            conn.execute(meta_t.update().where(*where).values(**values))
-        if stored is not None and uuids:
-            present = set(
-                conn.execute(
-                    sa.select(entries_t.c.uuid).where(
-                        *_key_filter(entries_t, key), entries_t.c.uuid.in_(uuids)
-                    )
-                ).scalars()
-            )
-            if present:
-                entries = [e for e in entries if e.get("uuid") not in present]
+            conn.execute(_UPDATE_META, {**ids, "mtime": mtime, "tokens": tokens})
+        if stored is not None and uuids and self._insert_new is None:
+            present = set(conn.execute(_PRESENT, {**ids, "uuids": list(uuids)}).scalars())
+            entries = [e for e in entries if e.get("uuid") not in present]
         if entries:
-            conn.execute(
-                entries_t.insert(),
-                [
-                    {
-                        "project_key": project_key,
-                        "session_id": session_id,
-                        "subpath": subpath,
-                        "uuid": e.get("uuid") if isinstance(e.get("uuid"), str) else None,
-                        "entry": e,
-                    }
-                    for e in entries
-                ],
-            )
-        if not subpath:  # subagent transcripts never feed the main session's summary
-            self._fold(conn, key, entries, mtime)
+            rows = [
+                {
+                    "project_key": project_key,
+                    "session_id": session_id,
+                    "subpath": subpath,
+                    "uuid": e.get("uuid") if isinstance(e.get("uuid"), str) else None,
+                    "entry": e,
+                }
+                for e in entries
+            ]
+            conn.execute(self._insert_new if self._insert_new is not None else _INSERT, rows)
+        if subpath:  # subagent transcripts never feed the main session's summary
+            return None
+        return self._fold(conn, key, entries, mtime, None if stored is None else int(stored[0]))
 
     def _fold(
-        self, conn: sa.Connection, key: SessionKey, entries: list[SessionStoreEntry], mtime: int
-    ) -> None:
-        where = (
-            summaries_t.c.project_key == key["project_key"],
-            summaries_t.c.session_id == key["session_id"],
-        )
-        row = conn.execute(sa.select(summaries_t.c.mtime, summaries_t.c.data).where(*where)).first()
-        prev: SessionSummaryEntry | None = (
-            None
-            if row is None
-            else {"session_id": key["session_id"], "mtime": int(row[0]), "data": row[1]}
-        )
+        self,
+        conn: sa.Connection,
+        key: SessionKey,
+        entries: list[SessionStoreEntry],
+        mtime: int,
+        stored_mtime: int | None,
+    ) -> SessionSummaryEntry:
+        ids = {"pk": key["project_key"], "sid": key["session_id"]}
+        prev = self._summaries.get((key["project_key"], key["session_id"]))
+        if prev is None or stored_mtime is None or prev["mtime"] != stored_mtime:
+            # Someone else wrote since this process last did (or nobody has yet): read it.
+            row = conn.execute(_SUMMARY, ids).first()
+            prev = (
+                None
+                if row is None
+                else {"session_id": key["session_id"], "mtime": int(row[0]), "data": row[1]}
+            )
         folded = fold_session_summary(prev, key, entries)
-        if row is None:
-            conn.execute(
-                summaries_t.insert().values(
-                    project_key=key["project_key"],
-                    session_id=key["session_id"],
-                    mtime=mtime,
-                    data=folded["data"],
-                )
-            )
-        else:
-            conn.execute(
-                summaries_t.update().where(*where).values(mtime=mtime, data=folded["data"])
-            )
+        folded["mtime"] = mtime
+        statement = _INSERT_SUMMARY if prev is None else _UPDATE_SUMMARY
+        conn.execute(statement, {**ids, "mtime": mtime, "data": folded["data"]})
+        return folded
 
     def _load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        """Read the transcript as JSON text and parse it a chunk of rows at a time.
+
+        One ``json.loads`` per chunk (rows joined into an array) instead of one per row:
+        the parser then shares each key string across the chunk's lines, which cuts the
+        loaded transcript's memory by a third, and the raw text of only one chunk is
+        held at a time.
+        """
+        ids = dict(zip(("pk", "sid", "sub"), _key_of(key), strict=True))
+        loaded: list[SessionStoreEntry] = []
         with self._errors(), self._engine.connect() as conn:
-            if (
-                conn.execute(sa.select(meta_t.c.mtime).where(*_key_filter(meta_t, key))).first()
-                is None
-            ):
+            if conn.execute(_META, ids).first() is None:
                 return None
-            query = (
-                sa.select(entries_t.c.entry)
-                .where(*_key_filter(entries_t, key))
-                .order_by(entries_t.c.id)
-                .execution_options(yield_per=LOAD_CHUNK)
-            )
-            return [entry for (entry,) in conn.execute(query)]
+            result = conn.execution_options(yield_per=LOAD_CHUNK).execute(self._entry_text, ids)
+            share = _RepeatedStrings()
+            for rows in result.partitions():
+                chunk = self._loads("[" + ",".join(text for (text,) in rows) + "]")
+                loaded.extend(share(chunk))
+        return loaded
 
     def _delete(self, key: SessionKey) -> None:
         project_key, session_id, subpath = _key_of(key)
@@ -316,6 +325,69 @@ class SqliteSessionStore(SessionStore):
                         table.c.project_key == project_key, table.c.session_id == session_id
                     )
                 )
+        self._summaries.pop((project_key, session_id), None)
+
+
+def _bind(name: str) -> sa.BindParameter[Any]:
+    return sa.bindparam(name)
+
+
+def _meta_key() -> tuple[sa.ColumnElement[bool], ...]:
+    return (
+        meta_t.c.project_key == _bind("pk"),
+        meta_t.c.session_id == _bind("sid"),
+        meta_t.c.subpath == _bind("sub"),
+    )
+
+
+# Statements built once: each append runs the same six, only the parameters change.
+_META = sa.select(meta_t.c.mtime).where(*_meta_key())
+_LOCK_META = _META.with_for_update()
+_INSERT_META = meta_t.insert().values(
+    project_key=_bind("pk"),
+    session_id=_bind("sid"),
+    subpath=_bind("sub"),
+    mtime=_bind("mtime"),
+    context_tokens=_bind("tokens"),
+)
+_UPDATE_META = (
+    meta_t.update()
+    .where(*_meta_key())
+    .values(
+        mtime=_bind("mtime"),
+        context_tokens=sa.func.coalesce(_bind("tokens"), meta_t.c.context_tokens),
+    )
+)
+_PRESENT = sa.select(entries_t.c.uuid).where(
+    entries_t.c.project_key == _bind("pk"),
+    entries_t.c.session_id == _bind("sid"),
+    entries_t.c.subpath == _bind("sub"),
+    entries_t.c.uuid.in_(sa.bindparam("uuids", expanding=True)),
+)
+_INSERT = entries_t.insert()
+_SUMMARY_KEY = (
+    summaries_t.c.project_key == _bind("pk"),
+    summaries_t.c.session_id == _bind("sid"),
+)
+_SUMMARY = sa.select(summaries_t.c.mtime, summaries_t.c.data).where(*_SUMMARY_KEY)
+_INSERT_SUMMARY = summaries_t.insert().values(
+    project_key=_bind("pk"), session_id=_bind("sid"), mtime=_bind("mtime"), data=_bind("data")
+)
+_UPDATE_SUMMARY = (
+    summaries_t.update().where(*_SUMMARY_KEY).values(mtime=_bind("mtime"), data=_bind("data"))
+)
+
+
+def _insert_ignoring_duplicates(dialect: str) -> sa.Insert | None:
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(entries_t).on_conflict_do_nothing()
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(entries_t).on_conflict_do_nothing()
+    return None
 
 
 def _key_of(key: SessionKey | SessionListSubkeysKey) -> tuple[str, str, str]:
@@ -329,6 +401,39 @@ def _key_filter(table: sa.Table, key: SessionKey) -> tuple[sa.ColumnElement[bool
         table.c.session_id == session_id,
         table.c.subpath == subpath,
     )
+
+
+#: Top-level fields whose values repeat on nearly every line of a session.
+_REPEATED = ("type", "sessionId", "cwd", "version", "gitBranch", "userType", "entrypoint")
+
+
+class _RepeatedStrings:
+    """Make equal strings that repeat line after line one object (values are unchanged).
+
+    The JSON parser shares object keys but builds every value anew: a session id, the
+    working directory, the CLI version and the previous line's uuid (as ``parentUuid``)
+    cost about half a kilobyte per line in copies. Sharing them chunk by chunk, as the
+    chunks are parsed, keeps a loaded transcript within three times its JSON size.
+    """
+
+    def __init__(self) -> None:
+        self.pool: dict[str, str] = {}
+        self.previous: Any = None
+
+    def __call__(self, entries: list[Any]) -> list[Any]:
+        pool, previous = self.pool, self.previous
+        for entry in entries:
+            if not isinstance(entry, dict):
+                continue
+            for field in _REPEATED:
+                value = entry.get(field)
+                if value.__class__ is str:
+                    entry[field] = pool.setdefault(value, value)
+            if previous is not None and entry.get("parentUuid") == previous:
+                entry["parentUuid"] = previous
+            previous = entry.get("uuid")
+        self.previous = previous
+        return entries
 
 
 def _check_objects(key: SessionKey, entries: list[SessionStoreEntry]) -> None:
