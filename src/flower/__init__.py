@@ -27,6 +27,13 @@ _EXPORTS: dict[str, str] = {
     "StoreSettings": "flower.plugin_types",
     "get_plugin_manager": "flower.plugins",
     "is_ephemeral": "flower.core.ephemeral",
+    # session stores (stores/sqlite.py, stores/trim.py, stores/prune.py)
+    "SqliteSessionStore": "flower.stores.sqlite",
+    "TrimmingSessionStore": "flower.stores.trim",
+    "PruningSessionStore": "flower.stores.prune",
+    "TrimPolicy": "flower.stores.trim",
+    "EphemeralPolicy": "flower.stores.trim",
+    "PrunePolicy": "flower.stores.prune",
     # agents, guards, workbench (core/agent.py, core/guard.py, core/workbench.py)
     "AgentSpec": "flower.core.agent",
     "CompactPolicy": "flower.core.agent",
@@ -112,3 +119,6 @@ if TYPE_CHECKING:
     from flower.core.workbench import Workbench
     from flower.plugin_types import HandoffRequest, RoleFactory, StoreSettings
     from flower.plugins import get_plugin_manager
+    from flower.stores.prune import PrunePolicy, PruningSessionStore
+    from flower.stores.sqlite import SqliteSessionStore
+    from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy
