@@ -118,7 +118,7 @@ async def test_resume_drops_storm_and_old_denials_and_spills_and_expires(
 async def test_interrupted_call_keeps_its_record_with_the_neutral_note(
     scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, claude_env: dict[str, str]
 ) -> None:
-    loop = "for i in $(seq 1 30); do echo tick $i; sleep 1; done"
+    loop = "for i in $(seq 1 60); do echo tick $i >> ticks.txt; sleep 1; done"
     scripted_model.play([conversation("main", bash(loop), text("stopped"), text("resumed"))])
     db = tmp_path / "sessions.db"
     options = ClaudeAgentOptions(
@@ -132,7 +132,10 @@ async def test_interrupted_call_keeps_its_record_with_the_neutral_note(
         await client.query("count slowly")
         async for message in client.receive_messages():
             if isinstance(message, AssistantMessage):
-                await asyncio.sleep(1.5)  # the loop is running now
+                for _ in range(600):  # wait until the loop is really running, then interrupt
+                    if (workspace / "ticks.txt").exists():
+                        break
+                    await asyncio.sleep(0.05)
                 await client.interrupt()
             if isinstance(message, ResultMessage):
                 sid = message.session_id
