@@ -42,7 +42,7 @@ from flower.stores.schema import entries as entries_t
 from flower.stores.schema import meta as meta_t
 from flower.stores.schema import summaries as summaries_t
 from flower.stores.transcript import latest_context_tokens
-from flower.stores.url import display, is_postgres, sqlite_path, to_url
+from flower.stores.url import display, sqlite_path, to_url
 
 T = TypeVar("T")
 
@@ -102,7 +102,8 @@ class SqliteSessionStore(SessionStore):
             .order_by(entries_t.c.id)
         )
         try:
-            migrate.ensure_schema(self._engine, upgrade_old=not is_postgres(self.url))
+            # Only an embedded database is upgraded in place; a server may be shared.
+            migrate.ensure_schema(self._engine, upgrade_old=self._engine.dialect.name == "sqlite")
         except BaseException:
             self._engine.dispose()
             raise
