@@ -46,9 +46,7 @@ def test_once_streams_the_work_and_resume_continues_it(
 ) -> None:
     scripted_model.play(
         [
-            conversation(
-                "more", *[text("added the README", usage=SMALL)] * 6, last_user="now a README"
-            ),
+            conversation("more", text("added the README", usage=SMALL), after_user="now a README"),
             conversation(
                 "main", bash("echo made > proof.txt", usage=SMALL), text("made it", usage=SMALL),
                 first_user="make proof",
@@ -117,7 +115,7 @@ def test_ctrl_c_asks_for_a_line_and_the_session_goes_on_with_it(
     said = "use tabs not spaces"
     scripted_model.play(
         [
-            conversation("after", *[text("ok, tabs", usage=SMALL)] * 6, last_user=said),
+            conversation("after", text("ok, tabs", usage=SMALL), after_user=said),
             conversation("main", bash("sleep 20", usage=SMALL), first_user="format it"),
         ]
     )

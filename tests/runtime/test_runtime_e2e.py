@@ -125,11 +125,10 @@ async def test_an_outage_waits_for_the_network_and_resumes_the_same_session(
 ) -> None:
     # The second reply fails twice: the CLI's own single retry (cli_retries=1) is used
     # up, then the server goes away for a second, so flower must wait and resume. The
-    # resumed request is routed by its prompt: the CLI may add its own "No response
-    # requested." placeholder to a resumed transcript, which shifts the turn count.
+    # resumed request is scripted from the resume prompt on (``after_user``).
     scripted_model.play(
         [
-            conversation("resumed", *[text("recovered", usage=SMALL)] * 6, last_user=RESUME_PROMPT),
+            conversation("resumed", text("recovered", usage=SMALL), after_user=RESUME_PROMPT),
             conversation(
                 "main",
                 bash("echo before", usage=SMALL),
@@ -199,7 +198,7 @@ async def test_a_400_is_not_retried_forever(
 async def test_a_transient_error_stops_after_max_attempts(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
-    scripted_model.play([conversation("main", *[Turn(text="never", fail_always=529)] * 6)])
+    scripted_model.play([conversation("main", Turn(text="never", fail_always=529))])
     rt = runtime(workspace, tmp_path, resilience=fast(max_attempts=3))
     events = Events()
     try:
@@ -212,9 +211,9 @@ async def test_a_transient_error_stops_after_max_attempts(
 
 
 def handoff_script(*, main_turns: list[Turn], successor: list[Turn], doc: str = DOC) -> list[Any]:
-    """Main work, the handoff round (resumes main; routed by its prompt), the successor."""
+    """Main work, the handoff round (resumes main; scripted from its prompt), the successor."""
     return [
-        conversation("handoff", *[text(doc, usage=SMALL)] * 8, last_user="只写交接"),
+        conversation("handoff", text(doc, usage=SMALL), after_user="只写交接"),
         conversation("successor", *successor, first_user="你接手"),
         conversation("main", *main_turns, first_user=TASK),
     ]
@@ -319,7 +318,7 @@ async def test_an_interrupt_resumes_the_same_session_with_the_humans_line(
     said = "also write a README please"
     scripted_model.play(
         [
-            conversation("after", *[text("noted", usage=SMALL)] * 6, last_user=said),
+            conversation("after", text("noted", usage=SMALL), after_user=said),
             conversation("main", bash("sleep 8", usage=SMALL), first_user=TASK),
         ]
     )

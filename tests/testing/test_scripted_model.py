@@ -282,3 +282,37 @@ def test_standalone_server_rejects_a_bad_script_in_one_line(tmp_path: Path) -> N
     assert proc.returncode == 1
     assert proc.stderr.strip().count("\n") == 0
     assert "unknown fault 'boom'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cli_placeholders_are_not_model_turns(model: ScriptedModel) -> None:
+    model.play([conversation("main", text("zero"), text("one"), text("two"))])
+    body = request(assistants=1, stream=False)
+    body["messages"] += [
+        {"role": "assistant", "content": [{"type": "text", "text": "No response requested."}]},
+        {"role": "user", "content": "resumed"},
+    ]
+    assert json.loads(post(model, body)[1])["content"][0]["text"] == "one"
+    assert model.requests[-1].turn == 1
+
+
+def test_after_user_counts_turns_from_the_marker(model: ScriptedModel) -> None:
+    model.play(
+        [
+            conversation("continuation", text("c0"), text("c1"), after_user="carry on"),
+            conversation("main", text("m0"), text("m1"), text("m2"), text("m3")),
+        ]
+    )
+    body = request(assistants=2, stream=False)
+    assert json.loads(post(model, body)[1])["content"][0]["text"] == "m2"
+    body["messages"].append({"role": "user", "content": [{"type": "text", "text": "please carry on"}]})
+    assert json.loads(post(model, body)[1])["content"][0]["text"] == "c0"
+    body["messages"] += [
+        {"role": "assistant", "content": [{"type": "text", "text": "c0"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]},
+    ]
+    assert json.loads(post(model, body)[1])["content"][0]["text"] == "c1"
+    assert [(r.conversation, r.turn) for r in model.requests] == [
+        ("main", 2),
+        ("continuation", 0),
+        ("continuation", 1),
+    ]

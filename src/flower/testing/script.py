@@ -6,6 +6,8 @@ is chosen *statelessly* from the number of assistant messages already in the
 request: turn 0 answers a request with no assistant message, turn 1 answers a
 request carrying one, and so on. That is what makes CLI retries, ``resume``
 and ``fork`` line up with the script without the server remembering sessions.
+(The placeholder reply the CLI inserts itself on resume after a failed turn,
+"No response requested.", is not counted: the model never gave it.)
 
 Faults (HTTP errors, dropped connections, cut streams, overflow) are the one
 stateful part: a turn's ``faults`` are served on consecutive *attempts* at
@@ -118,6 +120,10 @@ class Match:
     Attributes:
         first_user: Substring of the text of the first user message.
         last_user: Substring of the text of the last user message.
+        after_user: Substring of the text of any user message. Turns are then counted
+            from the last user message containing it, so a continuation (a resume
+            prompt, a human's line after an interrupt, a handoff request) can be
+            scripted from its own turn 0, tool calls included.
         system: Substring of the system prompt.
         subagent: ``True`` only subagent requests (header
             ``x-claude-code-agent-id``), ``False`` only main-thread requests,
@@ -126,13 +132,23 @@ class Match:
 
     first_user: str | None = None
     last_user: str | None = None
+    after_user: str | None = None
     system: str | None = None
     subagent: bool | None = None
 
-    def fits(self, *, first_user: str, last_user: str, system: str, is_subagent: bool) -> bool:
+    def fits(
+        self,
+        *,
+        first_user: str,
+        last_user: str,
+        system: str,
+        is_subagent: bool,
+        user_texts: tuple[str, ...] = (),
+    ) -> bool:
         return (
             (self.first_user is None or self.first_user in first_user)
             and (self.last_user is None or self.last_user in last_user)
+            and (self.after_user is None or any(self.after_user in t for t in user_texts))
             and (self.system is None or self.system in system)
             and (self.subagent is None or self.subagent == is_subagent)
         )
@@ -174,11 +190,21 @@ class Script:
         return cls(tuple(conversations))
 
     def route(
-        self, *, first_user: str, last_user: str, system: str, is_subagent: bool
+        self,
+        *,
+        first_user: str,
+        last_user: str,
+        system: str,
+        is_subagent: bool,
+        user_texts: tuple[str, ...] = (),
     ) -> Conversation | None:
         for conv in self.conversations:
             if conv.match.fits(
-                first_user=first_user, last_user=last_user, system=system, is_subagent=is_subagent
+                first_user=first_user,
+                last_user=last_user,
+                system=system,
+                is_subagent=is_subagent,
+                user_texts=user_texts,
             ):
                 return conv
         return None
@@ -189,6 +215,7 @@ def conversation(
     *turns: Turn,
     first_user: str | None = None,
     last_user: str | None = None,
+    after_user: str | None = None,
     system: str | None = None,
     subagent: bool | None = None,
 ) -> Conversation:
@@ -196,7 +223,13 @@ def conversation(
     return Conversation(
         name=name,
         turns=tuple(turns),
-        match=Match(first_user=first_user, last_user=last_user, system=system, subagent=subagent),
+        match=Match(
+            first_user=first_user,
+            last_user=last_user,
+            after_user=after_user,
+            system=system,
+            subagent=subagent,
+        ),
     )
 
 
@@ -212,7 +245,7 @@ def _check_fault(fault: Any) -> None:
 # --- JSON loading -------------------------------------------------------------------------
 
 _TURN_KEYS = {"text", "tool_use", "tools", "usage", "faults", "fail_always", "delay", "thinking"}
-_MATCH_KEYS = {"first_user", "last_user", "system", "subagent"}
+_MATCH_KEYS = {"first_user", "last_user", "after_user", "system", "subagent"}
 
 
 def script_from_dict(data: Mapping[str, Any]) -> Script:

@@ -59,7 +59,8 @@ class RecordedRequest:
         headers: Lower-cased header names.
         body: The parsed JSON body (``{}`` if it was not JSON).
         conversation: Name of the conversation that answered, or ``None``.
-        turn: Index of the turn chosen (number of assistant messages).
+        turn: Index of the turn chosen: the number of model replies already in the
+            request (CLI placeholders such as "No response requested." not counted).
         attempt: 1-based attempt number at that (conversation, turn).
         outcome: ``"reply"``, ``"unscripted"``, ``"unmatched"``, or the
             fault served (``"529"``, ``"drop"``, ``"cut"``, ``"overflow"``).
@@ -134,11 +135,36 @@ def _system_text(body: Mapping[str, Any]) -> str:
     return ""
 
 
-def _user_texts(messages: list[dict[str, Any]]) -> tuple[str, str]:
-    users = [m for m in messages if m.get("role") == "user"]
-    if not users:
-        return "", ""
-    return message_text(users[0]), message_text(users[-1])
+#: The assistant message the CLI writes itself, on resume, after a transcript that ends
+#: without a model reply (a failed or interrupted turn). The model never said it.
+CLI_PLACEHOLDER = "No response requested."
+
+
+def model_turns(messages: list[dict[str, Any]]) -> int:
+    """How many replies the model has given in ``messages``: the turn to play next.
+
+    CLI placeholders are not counted, so a resume after a failed turn gets the reply
+    the failed turn never delivered, exactly as a retry would.
+    """
+    return sum(
+        1
+        for m in messages
+        if m.get("role") == "assistant" and message_text(m).strip() != CLI_PLACEHOLDER
+    )
+
+
+def _turn_in(conv: Conversation, messages: list[dict[str, Any]]) -> int:
+    """The turn ``conv`` plays next: model replies so far, or since its ``after_user`` text."""
+    marker = conv.match.after_user
+    if marker is not None:
+        starts = [
+            i
+            for i, m in enumerate(messages)
+            if m.get("role") == "user" and marker in message_text(m)
+        ]
+        if starts:
+            messages = messages[starts[-1] + 1 :]
+    return model_turns(messages)
 
 
 class ScriptedModel:
@@ -263,20 +289,21 @@ class ScriptedModel:
         self, rec: RecordedRequest
     ) -> tuple[Conversation | None, Turn | None, Fault | None]:
         messages = rec.messages
-        first_user, last_user = _user_texts(messages)
+        user_texts = tuple(message_text(m) for m in messages if m.get("role") == "user")
         with self._lock:
             self.requests.append(rec)
             conv = self._script.route(
-                first_user=first_user,
-                last_user=last_user,
+                first_user=user_texts[0] if user_texts else "",
+                last_user=user_texts[-1] if user_texts else "",
                 system=rec.system_text,
                 is_subagent=rec.is_subagent,
+                user_texts=user_texts,
             )
             if conv is None:
                 rec.outcome = "unmatched"
                 return None, None, None
             rec.conversation = conv.name
-            rec.turn = sum(1 for m in messages if m.get("role") == "assistant")
+            rec.turn = _turn_in(conv, messages)
             if rec.turn >= len(conv.turns):
                 rec.outcome = "unscripted"
                 return conv, None, None
