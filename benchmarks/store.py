@@ -187,19 +187,24 @@ def row(name: str, subject: float, baseline: float, unit: str, target: str) -> N
 # --- SQLite ---------------------------------------------------------------------------
 
 
+def store_append_rate(target: str | Path, lines: list[dict]) -> float:
+    """Entries per second appended through the store, in batches as the SDK sends them."""
+    store = SqliteSessionStore(target)
+
+    async def go() -> None:
+        for i in range(0, len(lines), BATCH):
+            await store.append(KEY, lines[i : i + BATCH])
+
+    started = time.perf_counter()
+    asyncio.run(go())
+    elapsed = time.perf_counter() - started
+    store.close()
+    return len(lines) / elapsed
+
+
 def sqlite_append(lines: list[dict], rounds: int, workdir: Path) -> None:
     def store_run(r: int) -> float:
-        store = SqliteSessionStore(workdir / f"store-{r}.db")
-
-        async def go() -> None:
-            for i in range(0, len(lines), BATCH):
-                await store.append(KEY, lines[i : i + BATCH])
-
-        started = time.perf_counter()
-        asyncio.run(go())
-        elapsed = time.perf_counter() - started
-        store.close()
-        return len(lines) / elapsed
+        return store_append_rate(workdir / f"store-{r}.db", lines)
 
     def raw_run(r: int) -> float:
         path = workdir / f"raw-{r}.db"
@@ -341,17 +346,7 @@ def postgres(lines: list[dict], rounds: int, workdir: Path) -> None:
     try:
 
         def store_run(_: int) -> float:
-            store = SqliteSessionStore(url(schema()))
-
-            async def go() -> None:
-                for i in range(0, len(lines), BATCH):
-                    await store.append(KEY, lines[i : i + BATCH])
-
-            started = time.perf_counter()
-            asyncio.run(go())
-            elapsed = time.perf_counter() - started
-            store.close()
-            return len(lines) / elapsed
+            return store_append_rate(url(schema()), lines)
 
         def raw_run(_: int) -> float:
             name = schema()

@@ -229,17 +229,10 @@ def clarify(
     noise. ``permission_mode`` stays the spec default, ``"default"``.
     """
     tools = channel_tools(channel, inbox=False) + (list(READ_TOOLS) if can_read else [])
-    return AgentSpec(
-        name=name,
-        instructions=_rules(CLARIFY_RULES, instructions),
-        allowed_tools=_unique(tools),
-        model=model,
-        effort=effort,
-        max_turns=max_turns,
-        max_budget_usd=max_budget_usd,
-        mcp_servers=_servers(channel),
-        workbench=False,
-    )
+    return _asker(
+        name, CLARIFY_RULES, instructions, tools, channel,
+        model=model, effort=effort, max_turns=max_turns, max_budget_usd=max_budget_usd,
+    )  # fmt: skip
 
 
 def judge(
@@ -262,16 +255,29 @@ def judge(
     strictly neutral verdict.
     """
     tools = channel_tools(channel, inbox=False) + list(LOOK_TOOLS) + (["Bash"] if can_run else [])
+    return _asker(
+        name, JUDGE_RULES, instructions, tools, channel,
+        model=model, effort=effort, max_turns=max_turns, max_budget_usd=max_budget_usd,
+    )  # fmt: skip
+
+
+def _asker(
+    name: str,
+    rules: str,
+    instructions: str,
+    tools: list[str],
+    channel: Any,
+    **limits: Any,
+) -> AgentSpec:
+    """The shape clarify and judge share: their own session, the channel's ask tool and
+    its servers, no workbench (they write nothing, so an index would be noise)."""
     return AgentSpec(
         name=name,
-        instructions=_rules(JUDGE_RULES, instructions),
+        instructions=_rules(rules, instructions),
         allowed_tools=_unique(tools),
-        model=model,
-        effort=effort,
-        max_turns=max_turns,
-        max_budget_usd=max_budget_usd,
         mcp_servers=_servers(channel),
         workbench=False,
+        **limits,
     )
 
 
