@@ -80,9 +80,11 @@ def main() -> None:
     """Run a long-horizon coding agent in this folder.
 
     \b
-      flower "make X"        clarify, set a goal, work until the judge agrees
-      flower                 continue where the last run stopped
-      flower plugins list    what is installed
+      flower once "fix the failing test"   one agent, one step, survives outages
+      flower plugins list                  what is installed
+      flower db current                    the session store's schema revision
+      flower "make X"                      clarify, set a goal, work until the judge
+                                           agrees (not in this version yet)
 
     Tests and demos run offline against the scripted model: see
     `flower scripted-model --help`.
