@@ -304,7 +304,9 @@ def test_after_user_counts_turns_from_the_marker(model: ScriptedModel) -> None:
     )
     body = request(assistants=2, stream=False)
     assert json.loads(post(model, body)[1])["content"][0]["text"] == "m2"
-    body["messages"].append({"role": "user", "content": [{"type": "text", "text": "please carry on"}]})
+    body["messages"].append(
+        {"role": "user", "content": [{"type": "text", "text": "please carry on"}]}
+    )
     assert json.loads(post(model, body)[1])["content"][0]["text"] == "c0"
     body["messages"] += [
         {"role": "assistant", "content": [{"type": "text", "text": "c0"}]},
@@ -316,3 +318,30 @@ def test_after_user_counts_turns_from_the_marker(model: ScriptedModel) -> None:
         ("continuation", 0),
         ("continuation", 1),
     ]
+
+
+def test_a_stop_cancels_a_pending_restart(model: ScriptedModel) -> None:
+    port = model.port
+    model.restart(after=0.3)
+    model.stop()
+    time.sleep(0.6)
+    assert not model.running
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+
+
+def test_requests_it_does_not_serve_are_recorded_without_touching_fault_counters(
+    model: ScriptedModel,
+) -> None:
+    model.play([conversation("main", text("ok", faults=(529,)))])
+    conn = http.client.HTTPConnection("127.0.0.1", model.port, timeout=5)
+    conn.request(
+        "POST",
+        "/v1/messages/count_tokens",
+        json.dumps(request()),
+        {"content-type": "application/json"},
+    )
+    assert conn.getresponse().status == 404
+    conn.close()
+    assert post(model, request())[0] == 529  # the first attempt at turn 0 is still the fault
+    assert [r.outcome for r in model.requests] == ["not-served", "529"]

@@ -191,6 +191,7 @@ class ScriptedModel:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._attempts: dict[tuple[str, int], int] = {}
+        self._restart_timer: threading.Timer | None = None
         self.requests: list[RecordedRequest] = []
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -210,7 +211,13 @@ class ScriptedModel:
         return self.base_url
 
     def stop(self) -> None:
-        """Stop serving; connections are refused until :meth:`start` (same port)."""
+        """Stop serving; connections are refused until :meth:`start` (same port).
+
+        Also cancels a pending :meth:`restart`, so a stopped model stays stopped.
+        """
+        timer, self._restart_timer = self._restart_timer, None
+        if timer is not None:
+            timer.cancel()
         httpd, self._httpd = self._httpd, None
         if httpd is not None:
             httpd.shutdown()
@@ -227,6 +234,7 @@ class ScriptedModel:
             return
         timer = threading.Timer(after, self.start)
         timer.daemon = True
+        self._restart_timer = timer
         timer.start()
 
     @property
@@ -284,6 +292,10 @@ class ScriptedModel:
         return pool[-1]
 
     # --- request handling (called from handler threads) -----------------------------------
+
+    def _record(self, rec: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(rec)
 
     def _decide(
         self, rec: RecordedRequest
@@ -355,8 +367,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.startswith("/v1/messages") or self.path.startswith(
             "/v1/messages/count_tokens"
         ):
-            self.model._decide(rec)  # record it
             rec.outcome = "not-served"
+            self.model._record(rec)
             self._json(404, _error_body(404, f"not served by the scripted model: {self.path}"))
             return
         conv, turn, fault = self.model._decide(rec)
