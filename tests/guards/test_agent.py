@@ -236,8 +236,14 @@ def test_isolation_needs_git(workspace: Path) -> None:
     spec = AgentSpec("协调者", "", agents=marked)
     with pytest.raises(ValueError, match=r"coder of '协调者' must run isolated.*git init"):
         build_options(spec, cwd=workspace)
-    (workspace / ".git").mkdir()
     (workspace / "sub").mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=workspace, check=True)
+    # A repository without a commit is refused too: the CLI has no HEAD to base a worktree
+    # on and fails the Agent call mid-run ("Failed to resolve base branch").
+    with pytest.raises(ValueError, match=r"coder of '协调者'.*no commit.*git commit"):
+        build_options(spec, cwd=workspace / "sub")
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], cwd=workspace, check=True)
     assert build_options(spec, cwd=workspace / "sub").agents == marked
     assert build_options(AgentSpec("n", "", agents={"x": AgentDefinition("d", "p")}), cwd="/")
 

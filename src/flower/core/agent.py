@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -239,9 +240,9 @@ def build_options(
 
     Raises:
         ValueError: ``fork`` or ``resume_at`` without ``resume``; an unknown ``flush``;
-            a subagent marked ``isolated()`` while ``cwd`` is not in a git repository
-            (refused here, before a session is paid for, rather than by the Agent tool
-            mid-run).
+            a subagent marked ``isolated()`` while ``cwd`` is not in a git repository or
+            the repository has no commit yet (refused here, before a session is paid for,
+            rather than by the Agent tool mid-run).
     """
     from claude_agent_sdk import ClaudeAgentOptions
 
@@ -254,11 +255,13 @@ def build_options(
         raise ValueError("fork and resume_at need resume=<session id> to say what to continue")
     where = Path(cwd).expanduser().absolute() if cwd is not None else Path.cwd()
     isolated_roles = sorted(n for n, a in (spec.agents or {}).items() if wants_isolation(a))
-    if isolated_roles and not in_git_repo(where):
-        raise ValueError(
-            f"{', '.join(isolated_roles)} of {spec.name!r} must run isolated in a git worktree,"
-            f" but {where} is not in a git repository: run `git init` there, or drop isolate=True"
-        )
+    if isolated_roles:
+        why = _no_worktree_reason(where)
+        if why:
+            raise ValueError(
+                f"{', '.join(isolated_roles)} of {spec.name!r} must run isolated in a git"
+                f" worktree, but {where} {why}, or drop isolate=True"
+            )
 
     wb = workbench if spec.workbench else None
     append = "\n\n".join(
@@ -320,3 +323,28 @@ def in_git_repo(path: Path) -> bool:
         if (folder / ".git").exists():
             return True
     return False
+
+
+def _no_worktree_reason(where: Path) -> str:
+    """Why the CLI could not make a worktree from ``where`` ("" when it can).
+
+    A worktree starts from ``HEAD``, so a repository without a commit fails as surely as
+    no repository: the Agent call errors mid-run ("Failed to resolve base branch").
+    """
+    if not in_git_repo(where):
+        return "is not in a git repository: run `git init` there and commit once"
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+            cwd=where,
+            capture_output=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"could not be checked with git ({exc})"
+    if head.returncode != 0:
+        return (
+            "has no commit yet for a worktree to start from:"
+            " commit once (`git commit --allow-empty -m init`)"
+        )
+    return ""
