@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+import tracemalloc
 from dataclasses import fields
 from pathlib import Path
 
@@ -105,6 +106,9 @@ def test_ensure_makes_the_three_folders_and_spill(workspace: Path) -> None:
         ("## 标题\n正文\n", "标题"),
         ("print(1)\n", ""),
         ("", ""),
+        ("\ufeff# desc: 带 BOM 的脚本\n", "带 BOM 的脚本"),  # Windows editors write a BOM
+        ("# desc:\n# counts the errors\n", "counts the errors"),  # an empty desc is no desc
+        ("# desc:   \n", ""),
     ],
 )
 def test_describe_text(text: str, expected: str) -> None:
@@ -130,6 +134,25 @@ def test_describe_reads_only_the_head_of_a_file(workspace: Path) -> None:
     assert describe(workspace / "missing.py") == ""
     (workspace / "bin.dat").write_bytes(b"# desc: caf\xe9 \xff\n\x00\x01")
     assert describe(workspace / "bin.dat") == "caf\ufffd \ufffd"
+    (workspace / "bom.ps1").write_bytes("\ufeff# desc: PowerShell 脚本\n".encode())
+    assert describe(workspace / "bom.ps1") == "PowerShell 脚本"
+
+
+def test_describe_reads_a_bounded_head_of_a_file_without_newlines(workspace: Path) -> None:
+    """A big artifact with no newline (a blob, minified JS) must not be read whole on every
+    index refresh: ``readline`` alone would read all of it, eight times over."""
+    path = workspace / "blob.bin"
+    path.write_bytes(b"\x00" * 20_000_000)
+    tracemalloc.start()
+    try:
+        assert describe(path) == ""
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, peak
+    long_line = workspace / "min.js"
+    long_line.write_text("// desc: minified bundle\n" + "var a=1;" * 500_000)
+    assert describe(long_line) == "minified bundle"
 
 
 # --- the index ---------------------------------------------------------------------------

@@ -33,12 +33,15 @@ SPILL_DIRNAME = "spill"
 #: How many leading lines may carry the ``desc:`` line.
 DESC_LINES = 8
 DESC_MAX = 100
+#: How much of a file's head is read to find those lines: enough for eight long lines,
+#: and never the whole of a big file that has no newline (a blob, a minified bundle).
+DESC_HEAD_CHARS = 16_384
 #: Below ``notes/`` old handoffs and archived lineage live here; they are history, not
 #: something the next agent needs to be pointed at.
 ARCHIVE_DIRNAME = "archive"
 
 _COMMENT = re.compile(r"^\s*(?:#|//|--)\s?(.*)$")
-_DESC = re.compile(r"^desc\s*[:：]\s*(.+)$", re.IGNORECASE)
+_DESC = re.compile(r"^desc\s*[:：]\s*(.*)$", re.IGNORECASE)
 _DOCSTRING = re.compile(r"^\s*[rRbBuU]?(\"\"\"|''')\s*(.*)$")
 _WORDY = re.compile(r"\w")
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f/\\:*?\"<>|]+")
@@ -285,15 +288,16 @@ def describe(path: Path) -> str:
     line of its docstring; cut to 100 characters. ``""`` when there is none."""
     try:
         with path.open("r", encoding="utf-8", errors="replace") as fh:
-            head = [fh.readline() for _ in range(DESC_LINES)]
+            head = fh.read(DESC_HEAD_CHARS)
     except OSError:
         return ""
-    return describe_text("".join(head))
+    return describe_text(head)
 
 
 def describe_text(text: str) -> str:
-    """:func:`describe` for text already read."""
-    lines = text.splitlines()[:DESC_LINES]
+    """:func:`describe` for text already read. A byte-order mark is ignored, and an empty
+    ``desc:`` line describes nothing (the fallbacks still apply)."""
+    lines = text.removeprefix("\ufeff").splitlines()[:DESC_LINES]
     fallback = ""
     for i, line in enumerate(lines):
         if i == 0 and line.startswith("#!"):
@@ -303,7 +307,9 @@ def describe_text(text: str) -> str:
             body = comment.group(1).strip().lstrip("#").strip()
             desc = _DESC.match(body)
             if desc:
-                return _cut(desc.group(1))
+                if desc.group(1).strip():
+                    return _cut(desc.group(1))
+                continue
             if not fallback and _WORDY.search(body) and not _is_pragma(body):
                 fallback = body
             continue
