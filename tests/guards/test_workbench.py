@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from flower.core import workbench as workbench_module
 from flower.core.workbench import (
     Workbench,
     WorkbenchError,
@@ -217,6 +218,29 @@ def test_an_index_of_zero_entries_only_counts(workspace: Path) -> None:
     _touch(wb.notes / "a.md", "# a\n")
     text = wb.render_index()
     assert "a.md" not in text and "(另有 1 个较旧的文件没有列出)" in text
+    assert "(还是空的)" not in text, "a workbench with a file in it is not empty"
+
+
+def test_only_the_listed_files_are_opened_for_a_description(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every Write into the workbench refreshes the index: with thousands of artifacts,
+    reading each one's head for a line that is not shown would stall the session."""
+    wb = Workbench(workspace, max_index_entries=3)
+    now = time.time()
+    for i in range(10):
+        _touch(wb.artifacts / f"a{i}.log", f"# desc: log {i}\n", mtime=now - 100 + i)
+    opened: list[str] = []
+    real = workbench_module.describe
+
+    def counting(path: Path) -> str:
+        opened.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(workbench_module, "describe", counting)
+    text = wb.render_index()
+    assert sorted(opened) == ["a7.log", "a8.log", "a9.log"]
+    assert "- artifacts/a9.log — log 9" in text and "(另有 7 个较旧的文件没有列出)" in text
 
 
 def test_refresh_does_not_rewrite_an_unchanged_index(workspace: Path) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,7 +196,12 @@ class Workbench:
 
     def entries(self) -> list[tuple[str, str, float]]:
         """``(relative path, description, mtime)`` of every indexed file, newest first."""
-        found: list[tuple[str, str, float]] = []
+        return [(rel, _describe(path, size), mtime) for rel, path, size, mtime in self._files()]
+
+    def _files(self) -> list[tuple[str, Path, int, float]]:
+        """``(relative path, path, size, mtime)`` of every indexed file, newest first;
+        nothing is opened (describing is left to what is shown)."""
+        found: list[tuple[str, Path, int, float]] = []
         root = self.root
         for folder in FOLDERS:
             base = root / folder
@@ -218,28 +224,31 @@ class Workbench:
                         st = path.lstat()
                     except OSError:
                         continue
-                    if not path.is_file() or path.is_symlink():
+                    if not stat.S_ISREG(st.st_mode):
                         continue
-                    desc = describe(path) or _size(st.st_size)
-                    found.append((path.relative_to(root).as_posix(), desc, st.st_mtime))
-        found.sort(key=lambda e: (-e[2], e[0]))
+                    found.append((path.relative_to(root).as_posix(), path, st.st_size, st.st_mtime))
+        found.sort(key=lambda e: (-e[3], e[0]))
         return found
 
     def render_index(self) -> str:
-        """The index as Markdown: the newest ``max_index_entries`` files, by folder."""
-        entries = self.entries()
-        shown = entries[: self.max_index_entries]
+        """The index as Markdown: the newest ``max_index_entries`` files, by folder. Only
+        those are opened for a description: every write into the workbench refreshes the
+        index, and a busy workbench must not make that slow."""
+        files = self._files()
+        shown = [
+            (rel, _describe(path, size)) for rel, path, size, _ in files[: self.max_index_entries]
+        ]
         lines = ["# 工作台索引", "", "(flower 自动生成,改了会被覆盖)", ""]
-        if not shown:
+        if not files:
             lines.append("(还是空的)")
         for folder in FOLDERS:
             mine = sorted((e for e in shown if e[0].startswith(folder + "/")), key=lambda e: e[0])
             if not mine:
                 continue
             lines.append(f"## {folder}/")
-            lines.extend(f"- {rel} — {desc}" for rel, desc, _ in mine)
+            lines.extend(f"- {rel} — {desc}" for rel, desc in mine)
             lines.append("")
-        hidden = len(entries) - len(shown)
+        hidden = len(files) - len(shown)
         if hidden > 0:
             lines.append(f"(另有 {hidden} 个较旧的文件没有列出)")
         return "\n".join(lines).rstrip() + "\n"
@@ -352,6 +361,11 @@ def _is_pragma(body: str) -> bool:
 def _cut(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= DESC_MAX else text[: DESC_MAX - 1] + "…"
+
+
+def _describe(path: Path, size: int) -> str:
+    """An index line's description: the file's own, else its size."""
+    return describe(path) or _size(size)
 
 
 def _size(n: int) -> str:
