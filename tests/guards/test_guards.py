@@ -306,6 +306,21 @@ async def test_index_resolves_relative_paths_from_the_call_cwd(workspace: Path) 
     assert "notes/n.md" in wb.index.read_text()
 
 
+async def test_index_never_fails_the_tool(workspace: Path, tmp_path: Path, capsys: Any) -> None:
+    """A ``.flower`` replaced by a link out of the workspace is refused by the workbench;
+    the Write that landed there still succeeds, with the refusal on stderr."""
+    outside = tmp_path / "elsewhere"
+    (outside / "notes").mkdir(parents=True)
+    (workspace / ".flower").symlink_to(outside)
+    wb = Workbench(workspace)
+    (outside / "notes" / "n.md").write_text("# n\n")
+    m = index_guard(wb)
+    answer = await post(m, "Write", {}, {"file_path": str(wb.notes / "n.md")})
+    assert answer == {}
+    assert "could not refresh" in capsys.readouterr().err
+    assert not (outside / "INDEX.md").exists()
+
+
 async def test_index_ignores_writes_elsewhere(workspace: Path) -> None:
     wb = Workbench(workspace)
     m = index_guard(wb)

@@ -292,7 +292,7 @@ def index_guard(workbench: Workbench) -> HookMatcher:
         if isinstance(path, str) and workbench.contains(_from_cwd(path, data)):
             try:
                 workbench.refresh()
-            except OSError as exc:  # an index that could not be written must not fail the tool
+            except (OSError, ValueError) as exc:  # an unwritable index must not fail the tool
                 print(f"flower: could not refresh {workbench.index}: {exc}", file=sys.stderr)
         return {}
 
