@@ -125,8 +125,8 @@ async def test_delegate_lets_subagents_through() -> None:
 
 async def test_glance_lets_one_off_looks_through_and_nothing_else() -> None:
     m = delegate_guard(allow_glance=True)
-    for look in ("git status", "ls", "git log --oneline -5", "cat README.md | head -5"):
-        assert await call(m, "Bash", {"command": look}) == {}, look
+    for look in ("git status", "ls", "git log --oneline -5", "cat README.md | head -5", "env"):
+        assert decision(await call(m, "Bash", {"command": look})) == "allow", look
     for work in ("rm victim.txt", "pytest", "ls > listing.txt", "echo $(whoami)", ""):
         answer = await call(m, "Bash", {"command": work})
         assert decision(answer) == "deny", work
@@ -146,7 +146,7 @@ async def test_glance_uses_the_one_is_ephemeral(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(ephemeral, "is_ephemeral", only_magic)
     m = delegate_guard(allow_glance=True)
-    assert await call(m, "Bash", {"command": "magic"}) == {}
+    assert decision(await call(m, "Bash", {"command": "magic"})) == "allow"
     assert decision(await call(m, "Bash", {"command": "git status"})) == "deny"
     assert asked == ["magic", "git status"]
 
@@ -416,7 +416,7 @@ async def test_workbench_hooks_pass_glance_threshold_and_the_real_artifacts(
     wb = Workbench(workspace, home=tmp_path / "bench")
     hooks = workbench_hooks(wb, allow_glance=True, spill_threshold=10)
     delegate = hooks["PreToolUse"][0]
-    assert await call(delegate, "Bash", {"command": "ls"}) == {}
+    assert decision(await call(delegate, "Bash", {"command": "ls"})) == "allow"
     assert f"{tmp_path / 'bench' / 'artifacts'}/" in reason(await call(delegate, "Write", {}))
     spill = hooks["PostToolUse"][1]
     assert "updatedToolOutput" in str(await post(spill, "WebFetch", "a" * 11))

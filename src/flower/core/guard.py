@@ -54,10 +54,14 @@ def _is_main_thread(data: Mapping[str, Any]) -> bool:
 
 
 def _deny(reason: str) -> dict[str, Any]:
+    return _decide("deny", reason)
+
+
+def _decide(decision: str, reason: str) -> dict[str, Any]:
     return {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
+            "permissionDecision": decision,
             "permissionDecisionReason": reason,
         }
     }
@@ -117,6 +121,9 @@ def whitelist_guard(allowed: list[str] | None, *, role: str = "这个角色") ->
 # --- delegate ----------------------------------------------------------------------------
 
 
+GLANCE_REASON = "只读的一次性查看(glance),协调者可以自己跑"
+
+
 def delegate_text(tool: str, *, artifacts: str, glance: bool) -> str:
     text = (
         f"主线程不亲自动手(这次被拦下的是 {tool})。用 Agent 工具派一个 subagent 去做:"
@@ -141,7 +148,10 @@ def delegate_guard(
 
     With ``allow_glance``, a Bash command passes when ``is_ephemeral`` accepts it: the
     very function that later marks such results stale, so what the coordinator may run
-    itself and what expires are one set (change one, change both).
+    itself and what expires are one set (change one, change both). It passes as an
+    explicit ``allow``: the coordinator's ``allowed_tools`` has no Bash, and the CLI's own
+    list of commands it runs unasked is narrower (measured: it asks before ``env`` and
+    ``awk``, and nobody answers in an autonomous run).
 
     ``artifacts`` (an extension of the documented signature) is the artifacts folder as
     the model should name it; ``workbench_hooks`` passes the workbench's real one.
@@ -156,7 +166,7 @@ def delegate_guard(
         if is_ephemeral is not None and tool == "Bash":
             command = (data.get("tool_input") or {}).get("command")
             if isinstance(command, str) and is_ephemeral(command):
-                return {}
+                return _decide("allow", GLANCE_REASON)
         return _deny(delegate_text(tool, artifacts=artifacts, glance=is_ephemeral is not None))
 
     return _matcher(tools, delegate)
