@@ -82,3 +82,20 @@ def test_two_processes_never_lose_each_others_rows(tmp_path: Path) -> None:
             f"{run}-{i}" for i in range(n)
         )
     assert len(rows) == 3 * n
+
+
+def test_a_manifest_that_is_not_utf8_is_kept_aside_not_lost(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_bytes(b"\xff\xfe[half")
+    Manifest(tmp_path, "r").write([{"step": "a"}])
+    assert [r["step"] for r in json.loads((tmp_path / "manifest.json").read_text())] == ["a"]
+    (aside,) = tmp_path.glob("manifest.json.corrupt-*")
+    assert aside.read_bytes() == b"\xff\xfe[half"
+
+
+def test_a_hand_edited_started_at_does_not_stop_the_write(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text(
+        json.dumps([{"step": "x", "started_at": "yesterday", "run": "other"}])
+    )
+    Manifest(tmp_path, "r").write([{"step": "a", "started_at": 5.0}])
+    rows = json.loads((tmp_path / "manifest.json").read_text())
+    assert [(r["run"], r["step"]) for r in rows] == [("other", "x"), ("r", "a")]

@@ -78,7 +78,7 @@ class Manifest:
                     file=sys.stderr,
                 )
             others = [row for row in current if row.get("run") != self.run]
-            merged = sorted(others + mine, key=lambda row: float(row.get("started_at") or 0.0))
+            merged = sorted(others + mine, key=_started)
             tmp = self.path.with_name(f"{MANIFEST_NAME}.{os.getpid()}.tmp")
             tmp.write_text(
                 json.dumps(merged, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
@@ -87,11 +87,11 @@ class Manifest:
 
     def _load(self) -> tuple[list[dict[str, Any]], bool]:
         try:
-            raw = self.path.read_text(encoding="utf-8")
+            raw = self.path.read_bytes()
         except FileNotFoundError:
             return [], False
-        try:
-            data = json.loads(raw) if raw.strip() else []
+        try:  # not UTF-8 is as corrupt as not JSON (UnicodeDecodeError is a ValueError)
+            data = json.loads(raw.decode("utf-8")) if raw.strip() else []
         except ValueError:
             return [], True
         if not isinstance(data, list):
@@ -110,3 +110,11 @@ class Manifest:
                 yield
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _started(row: Mapping[str, Any]) -> float:
+    """Sort key: a row's ``started_at``; a hand-edited value that is no number sorts first."""
+    try:
+        return float(row.get("started_at") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
