@@ -29,7 +29,7 @@ def test_resume_prompt_names_no_error_detail() -> None:
 
 @pytest.mark.parametrize(
     ("attempt", "base"),
-    [(1, 4.0), (2, 8.0), (3, 16.0), (5, 64.0), (6, 120.0), (30, 120.0)],
+    [(1, 4.0), (2, 8.0), (3, 16.0), (5, 64.0), (6, 120.0), (30, 120.0), (5000, 120.0)],
 )
 def test_delay_doubles_up_to_the_cap_with_quarter_jitter(attempt: int, base: float) -> None:
     r = Resilience()

@@ -166,7 +166,9 @@ class Resilience:
         ``min(base_delay * 2**(attempt-1), max_delay)``, jittered so that several flower
         processes behind one gateway do not come back in lockstep.
         """
-        base = min(self.base_delay * 2 ** max(0, attempt - 1), self.max_delay)
+        # The exponent is capped: past 2**64 the cap has long won, and a float power
+        # of a huge attempt number would overflow instead of returning max_delay.
+        base = min(self.base_delay * 2.0 ** min(max(0, attempt - 1), 64), self.max_delay)
         return max(0.0, base * random.uniform(0.75, 1.25))
 
     def retries(self, verdict: ErrorClass) -> bool:
