@@ -297,6 +297,36 @@ async def test_prompt_too_long_hands_off_at_once_with_a_degraded_document(
     assert TASK in first_user_text(first)
 
 
+async def test_a_handoff_that_cannot_be_saved_still_reaches_the_successor(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    # An agent replaced notes/ with a link out of the workbench: the save is refused,
+    # and the step goes on with the document in the successor's prompt.
+    main_turns = [bash("echo one", usage=SMALL), Turn(text="x", fail_always="overflow")]
+    scripted_model.play(
+        handoff_script(main_turns=main_turns, successor=[text("finished", usage=SMALL)])
+    )
+    wb = Workbench(workspace, home=tmp_path / "wb")
+    rt = runtime(workspace, tmp_path, workbench=wb)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    wb.notes.rmdir()
+    wb.notes.symlink_to(outside, target_is_directory=True)
+    events = Events()
+    try:
+        r = await rt.run(spec(), TASK, step_name="干活", on_event=events.append)
+    finally:
+        rt.close()
+
+    assert r.ok and r.text == "finished", r.errors
+    assert len(r.retired) == 1
+    done = events.of("handoff")[-1]
+    assert done["phase"] == "done" and done["path"] is None
+    assert not list(outside.iterdir())
+    (first,) = scripted_model.requests_for("successor")
+    assert TASK in first_user_text(first)
+
+
 async def test_exceeding_max_generations_stops_with_a_diagnostic(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:

@@ -27,7 +27,7 @@ from flower.core.events import Event, EventCallback, emit
 from flower.core.handoff import Handoff, degraded, is_overflow, save
 from flower.core.manifest import Manifest, manifest_row, new_run_id
 from flower.core.resilience import Resilience, classify, endpoint
-from flower.core.workbench import Workbench
+from flower.core.workbench import Workbench, WorkbenchError
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import SessionStore
@@ -633,7 +633,7 @@ class Runtime:
         if self.workbench is not None:
             try:
                 path = save(doc, self.workbench)
-            except OSError as exc:
+            except (OSError, WorkbenchError) as exc:  # e.g. notes/ made a link out of it
                 print(f"flower: could not save the handoff of {step!r}: {exc}", file=sys.stderr)
         payload = {
             "phase": "done",
