@@ -24,6 +24,7 @@ from flower.core.handoff import HANDOFF_PROMPT, Handoff
 from flower.core.resilience import RESUME_PROMPT, Resilience
 from flower.core.runtime import Runtime, StepResult
 from flower.core.workbench import Workbench
+from flower.stores.prune import INTERRUPTED_NOTE
 from flower.testing import RecordedRequest, ScriptedModel, Turn, bash, conversation, text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
@@ -225,7 +226,7 @@ async def test_a_full_context_hands_off_to_a_new_session(
     policy = HandoffPolicy(window=60_000, headroom=20_000)  # at 40k, warn at 20k
     main_turns = [
         bash("echo one", usage={"input_tokens": 25_000}),
-        bash("sleep 5", usage={"input_tokens": 15_000, "cache_read_input_tokens": 30_000}),
+        bash("sleep 20", usage={"input_tokens": 15_000, "cache_read_input_tokens": 30_000}),
     ]
     scripted_model.play(
         handoff_script(main_turns=main_turns, successor=[text("finished", usage=SMALL)])
@@ -242,7 +243,9 @@ async def test_a_full_context_hands_off_to_a_new_session(
         rt.close()
 
     assert r.ok and r.text == "finished", r.errors
-    assert time.monotonic() - started < 5, "the handoff did not interrupt the running tool"
+    # A sleep that long cannot finish unnoticed, however loaded the machine: a timeout
+    # bound only as a backstop, the tool result left in the session as the proof.
+    assert time.monotonic() - started < 20, "the handoff did not interrupt the running tool"
     assert len(r.retired) == 1 and r.session_id not in r.retired
     assert sessions == [r.retired[0], r.session_id]
     assert r.attempts == 1 and r.errors == [Runtime.HANDOFF_DUE]
@@ -261,6 +264,8 @@ async def test_a_full_context_hands_off_to_a_new_session(
 
     (round_,) = scripted_model.requests_for("handoff")
     assert TASK in first_user_text(round_)  # the full session itself writes it
+    assert round_.tool_results()["toolu_main_1_0"] == INTERRUPTED_NOTE
+    assert [q.turn for q in scripted_model.requests_for("main")] == [0, 1]
     assert HANDOFF_PROMPT.format(used=45_000, window=60_000) in last_user_text(round_)
     (first,) = scripted_model.requests_for("successor")
     assert saved.prompt_block().strip() in first_user_text(first)
@@ -349,7 +354,7 @@ async def test_an_interrupt_resumes_the_same_session_with_the_humans_line(
     scripted_model.play(
         [
             conversation("after", text("noted", usage=SMALL), after_user=said),
-            conversation("main", bash("sleep 8", usage=SMALL), first_user=TASK),
+            conversation("main", bash("sleep 20", usage=SMALL), first_user=TASK),
         ]
     )
     rt = runtime(workspace, tmp_path)
@@ -367,12 +372,13 @@ async def test_an_interrupt_resumes_the_same_session_with_the_humans_line(
         rt.close()
 
     assert r.ok and r.text == "noted", r.errors
-    assert time.monotonic() - started < 8, "the running Bash was not interrupted"
+    assert time.monotonic() - started < 20, "the running Bash was not interrupted"
     assert r.attempts == 1 and not r.resumed and r.errors == [Runtime.INTERRUPTED]
     assert {p["session_id"] for p in events.of("session")} == {r.session_id}
     assert events.of("interrupt") == [{"said": said, "session_id": r.session_id}]
     (last,) = scripted_model.requests_for("after")
     assert TASK in first_user_text(last)
+    assert last.tool_results() == {"toolu_main_0_0": INTERRUPTED_NOTE}
     assert said + Runtime.INTERRUPT_NOTE in last_user_text(last)
     assert not rt.interrupt("nobody is running")
 
