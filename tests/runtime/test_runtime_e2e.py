@@ -276,6 +276,32 @@ async def test_a_full_context_hands_off_to_a_new_session(
     assert r.context == 500  # reset, then the successor's level
 
 
+async def test_the_context_level_counts_each_message_once_and_warns_once_per_generation(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    # The first reply has two blocks (text + tool_use): the SDK delivers two
+    # AssistantMessages with one message_id, which must count as one level report.
+    policy = HandoffPolicy(window=60_000, headroom=20_000)  # at 40k, warn at 20k
+    main_turns = [
+        bash("echo one", say="running it", usage={"input_tokens": 25_000}),
+        bash("sleep 20", usage={"input_tokens": 45_000}),
+    ]
+    successor = [text("finished", usage={"input_tokens": 30_000})]
+    scripted_model.play(handoff_script(main_turns=main_turns, successor=successor))
+    rt = runtime(workspace, tmp_path, handoff=policy)
+    events = Events()
+    try:
+        r = await rt.run(spec(), TASK, on_event=events.append)
+    finally:
+        rt.close()
+
+    assert r.ok and r.text == "finished", r.errors
+    assert [p["text"] for p in events.of("text")][:1] == ["running it"]
+    assert [p["used"] for p in events.of("context")] == [25_000, 45_000, 30_000]
+    assert [p["phase"] for p in events.of("handoff")] == ["near", "writing", "done", "near"]
+    assert r.context == 30_000
+
+
 async def test_prompt_too_long_hands_off_at_once_with_a_degraded_document(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
