@@ -18,12 +18,14 @@ from typing import Any
 
 import pytest
 
+from flower import hookimpl
 from flower.core.agent import AgentSpec, HandoffPolicy
 from flower.core.events import Event
 from flower.core.handoff import HANDOFF_PROMPT, Handoff
 from flower.core.resilience import RESUME_PROMPT, Resilience
 from flower.core.runtime import Runtime, StepResult
 from flower.core.workbench import Workbench
+from flower.plugins import get_plugin_manager
 from flower.stores.prune import INTERRUPTED_NOTE
 from flower.testing import RecordedRequest, ScriptedModel, Turn, bash, conversation, text
 
@@ -220,6 +222,17 @@ def handoff_script(*, main_turns: list[Turn], successor: list[Turn], doc: str = 
     ]
 
 
+class BudgetSeen:
+    """A plugin that notes the budget of every session a Runtime starts."""
+
+    def __init__(self) -> None:
+        self.seen: list[float | None] = []
+
+    @hookimpl
+    def flower_guards(self, spec: AgentSpec, workbench: Any, spill_threshold: Any) -> None:
+        self.seen.append(spec.max_budget_usd)
+
+
 async def test_a_full_context_hands_off_to_a_new_session(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
@@ -236,13 +249,18 @@ async def test_a_full_context_hands_off_to_a_new_session(
     events = Events()
     sessions: list[str] = []
     rt.on_session = sessions.append
+    budgets = BudgetSeen()
+    pm = get_plugin_manager()
+    pm.register(budgets, name="test-budgets")
     started = time.monotonic()
     try:
-        r = await rt.run(spec(), TASK, step_name="干活", on_event=events.append)
+        r = await rt.run(spec(max_budget_usd=50.0), TASK, step_name="干活", on_event=events.append)
     finally:
+        pm.unregister(budgets)
         rt.close()
 
     assert r.ok and r.text == "finished", r.errors
+    assert budgets.seen == [50.0, None, 50.0]  # the handoff round runs with the budget lifted
     # A sleep that long cannot finish unnoticed, however loaded the machine: a timeout
     # bound only as a backstop, the tool result left in the session as the proof.
     assert time.monotonic() - started < 20, "the handoff did not interrupt the running tool"
