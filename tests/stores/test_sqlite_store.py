@@ -89,6 +89,33 @@ async def test_two_writers_on_one_session_never_lose_a_fold(tmp_path: Path) -> N
         assert summary["data"] == expected["data"]
 
 
+@pytest.mark.parametrize(
+    "where", ["sqlite", "portable", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+async def test_a_replayed_batch_changes_neither_the_summary_nor_the_context(
+    tmp_path: Path, where: str, request: pytest.FixtureRequest
+) -> None:
+    """Lines already stored are skipped, so they must not be folded (or counted) again:
+    the summary stays the fold of the stored transcript, whichever insert path ran."""
+    target = request.getfixturevalue("pg_url") if where == "postgres" else tmp_path / "s.db"
+    store = SqliteSessionStore(target)
+    if where == "portable":
+        store._insert_new = None
+    old = line(1, type="assistant", gitBranch="old", message={"usage": {"input_tokens": 100}})
+    new = line(2, type="assistant", gitBranch="new", message={"usage": {"input_tokens": 900}})
+    await store.append(KEY, [old])
+    await store.append(KEY, [new])
+    await store.append(KEY, [old])  # a batch that landed, sent again
+
+    stored = await store.load(KEY)
+    assert stored == [old, new]
+    (summary,) = await store.list_session_summaries("proj")
+    assert summary["data"] == fold_session_summary(None, KEY, stored)["data"]
+    assert summary["data"]["git_branch"] == "new"
+    assert await store.context_tokens(KEY) == 900
+    store.close()
+
+
 async def test_context_tokens_follow_the_newest_real_reply(tmp_path: Path) -> None:
     store = SqliteSessionStore(tmp_path / "s.db")
 

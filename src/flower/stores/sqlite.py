@@ -207,17 +207,22 @@ class SqliteSessionStore(SessionStore):
                     continue
                 seen.add(uid)
             fresh.append(entry)
-        tokens = latest_context_tokens(fresh)  # type: ignore[arg-type]
-        for attempt in range(WRITE_ATTEMPTS):
+        look_first = self._insert_new is None
+        races = 0
+        while True:
             with self._errors():
                 try:
-                    with self._engine.connect().execution_options(**WRITE) as conn:
+                    with self._engine.connect().execution_options(**_APPEND) as conn:
                         with conn.begin():
-                            summary = self._write(conn, key, fresh, seen, tokens)
+                            summary = self._write(conn, key, fresh, seen, look_first)
                         if summary is not None:  # committed: the fold is now the stored one
                             self._summaries[(key["project_key"], key["session_id"])] = summary
+                except _Replayed:
+                    look_first = True  # rolled back: redo it, skipping the stored lines first
+                    continue
                 except sa.exc.IntegrityError:
-                    if attempt + 1 < WRITE_ATTEMPTS:
+                    races += 1
+                    if races < WRITE_ATTEMPTS:
                         continue  # another process created this key first: redo against its row
                     raise
                 except sa.exc.StatementError as exc:
@@ -232,23 +237,31 @@ class SqliteSessionStore(SessionStore):
         key: SessionKey,
         entries: list[SessionStoreEntry],
         uuids: set[str],
-        tokens: int | None,
+        look_first: bool,
     ) -> SessionSummaryEntry | None:
-        """One batch, inside one transaction; returns the new summary of a main key."""
+        """One batch, inside one transaction; returns the new summary of a main key.
+
+        Only the lines actually stored feed the summary and ``context_tokens``: folding a
+        line that was already there (a batch sent twice) would put an older title or
+        branch back over a newer one. ``INSERT ... ON CONFLICT DO NOTHING`` counts what it
+        added; when that falls short, :class:`_Replayed` rolls the batch back and it is
+        redone with ``look_first``, which looks the stored uuids up before inserting.
+        """
         project_key, session_id, subpath = _key_of(key)
         ids = {"pk": project_key, "sid": session_id, "sub": subpath}
         # Lock the key's meta row first: concurrent appends to one key (other processes,
         # Postgres) queue here, so the uuid check and the summary fold below are serial.
         stored = conn.execute(_LOCK_META, ids).first()
+        if look_first and uuids:
+            present = set(conn.execute(_PRESENT, {**ids, "uuids": list(uuids)}).scalars())
+            entries = [e for e in entries if e.get("uuid") not in present]
         mtime = self._next_mtime()
+        tokens = latest_context_tokens(entries)  # type: ignore[arg-type]
         if stored is None:
             conn.execute(_INSERT_META, {**ids, "mtime": mtime, "tokens": tokens})
         else:
             mtime = max(mtime, int(stored[0]) + 1)
             conn.execute(_UPDATE_META, {**ids, "mtime": mtime, "tokens": tokens})
-        if stored is not None and uuids and self._insert_new is None:
-            present = set(conn.execute(_PRESENT, {**ids, "uuids": list(uuids)}).scalars())
-            entries = [e for e in entries if e.get("uuid") not in present]
         if entries:
             rows = [
                 {
@@ -260,7 +273,10 @@ class SqliteSessionStore(SessionStore):
                 }
                 for e in entries
             ]
-            conn.execute(self._insert_new if self._insert_new is not None else _INSERT, rows)
+            insert = self._insert_new if self._insert_new is not None else _INSERT
+            added = conn.execute(insert, rows).rowcount
+            if added != len(rows) and not look_first:
+                raise _Replayed
         if subpath:  # subagent transcripts never feed the main session's summary
             return None
         return self._fold(conn, key, entries, mtime, None if stored is None else int(stored[0]))
@@ -327,6 +343,15 @@ class SqliteSessionStore(SessionStore):
                     )
                 )
         self._summaries.pop((project_key, session_id), None)
+
+
+class _Replayed(Exception):
+    """Some lines of the batch were stored already (the insert skipped them)."""
+
+
+#: Execution options of an append: SQLite's write lock at BEGIN, and the number of rows
+#: an ``executemany`` inserted (drivers report it only when asked).
+_APPEND = {**WRITE, "preserve_rowcount": True}
 
 
 def _bind(name: str) -> sa.BindParameter[Any]:
