@@ -178,3 +178,24 @@ async def test_wait_online_gives_up_after_max_offline_wait() -> None:
     ).wait_online(env)
     assert not online
     assert 0.35 < time.monotonic() - started < 3
+
+
+@pytest.mark.anyio
+async def test_cancelling_wait_online_does_not_wait_for_a_hanging_probe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A probe can hang for its whole timeout (a dropped SYN) or longer (a slow DNS
+    # server); quitting while offline (Ctrl-C) must not wait for it.
+    import anyio
+
+    import flower.core.resilience as resilience
+
+    def hanging(host: str, port: int, timeout: float = 5.0) -> bool:
+        time.sleep(5)
+        return False
+
+    monkeypatch.setattr(resilience, "reachable", hanging)
+    started = time.monotonic()
+    with anyio.move_on_after(0.2):
+        await Resilience().wait_online({"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    assert time.monotonic() - started < 2.5

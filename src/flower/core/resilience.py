@@ -189,8 +189,9 @@ class Resilience:
         """Hang until the endpoint answers a probe; ``False`` after ``max_offline_wait``.
 
         Probes run in a worker thread so the event loop (and the human's Ctrl-C) stays
-        responsive. ``on_offline(waited, next_in)`` is called before each pause, which is
-        what a terminal countdown needs.
+        responsive; a cancelled wait leaves a hanging probe to finish on its own rather
+        than waiting for it. ``on_offline(waited, next_in)`` is called before each pause,
+        which is what a terminal countdown needs.
         """
         import anyio
 
@@ -198,7 +199,10 @@ class Resilience:
         pause = sleep or anyio.sleep
         started = time.monotonic()
         while True:
-            if await anyio.to_thread.run_sync(reachable, host, port, self.probe_timeout):
+            probe = anyio.to_thread.run_sync(
+                reachable, host, port, self.probe_timeout, abandon_on_cancel=True
+            )
+            if await probe:
                 return True
             waited = time.monotonic() - started
             if waited >= self.max_offline_wait:
