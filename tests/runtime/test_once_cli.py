@@ -101,6 +101,17 @@ def test_bad_input_is_one_clear_line(
     assert needle in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_store_that_cannot_be_opened_is_a_clear_error(
+    tmp_path: Path, env: dict[str, str], workspace: Path
+) -> None:
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "sessions.db").write_bytes(b"not a database at all " * 20)
+    done = run_once(["x", "-w", str(workspace)], env, tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "sessions.db" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 def test_no_credentials_is_a_clear_error(tmp_path: Path, env: dict[str, str]) -> None:
     bare = {k: v for k, v in env.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
     done = run_once(["x"], bare, tmp_path)
