@@ -175,3 +175,44 @@ def test_the_spill_folder_must_stay_inside_the_workspace(tmp_path: Path, workspa
         TrimmingSessionStore(
             tmp_path / "s.db", workspace, policy=TrimPolicy(spill_dirname="../out")
         )
+
+
+async def test_a_link_planted_as_the_spill_folder_is_not_followed_out_of_the_workspace(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """The agent can write in the workspace: a ``.flower/spill`` link made after the store
+    was built must not carry spill files elsewhere. The result stays whole instead."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    store = TrimmingSessionStore(tmp_path / "s.db", workspace, policy=TrimPolicy(keep_recent=0))
+    (workspace / ".flower").mkdir()
+    (workspace / ".flower" / "spill").symlink_to(outside)
+    t = Transcript()
+    t.prompt("build")
+    big = t.call("make build", "y" * 5000)
+    await store.append(KEY, copy.deepcopy(t.lines))
+
+    out = await store.load(KEY)
+
+    assert out is not None and results(out)[big] == "y" * 5000
+    assert list(outside.iterdir()) == []
+    assert store.last_report == {"spill_failed": 1}
+
+
+async def test_a_spill_folder_that_cannot_be_made_leaves_results_whole_and_resume_working(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """Trimming only saves context: when the spill file cannot be written the result
+    stays in place (nothing lost) and ``load()`` still answers, so the resume goes on."""
+    (workspace / ".flower").write_text("a file where the folder should be")
+    t = Transcript()
+    t.prompt("build")
+    big = t.call("make build", "y" * 5000)
+    other = t.call("make test", [{"type": "text", "text": "z" * 3000}])
+
+    store, out = await loaded(tmp_path, workspace, t, policy=TrimPolicy(keep_recent=0))
+
+    assert results(out)[big] == "y" * 5000
+    assert results(out)[other] == [{"type": "text", "text": "z" * 3000}]
+    assert store.last_report == {"spill_failed": 2}
+    assert [p.name for p in workspace.iterdir()] == [".flower"]

@@ -21,7 +21,10 @@ Choices the seed leaves open, made here:
   and a result is trimmed when its text has at least ``min_chars`` characters;
 - the pointer left in place names the spill file by absolute path, its size and its
   first lines; the file holds the original text byte for byte (UTF-8), named by the
-  tool call id and a content hash, so reloading the session rewrites nothing.
+  tool call id and a content hash, so reloading the session rewrites nothing;
+- trimming only saves context, so a result whose spill file cannot be written (the
+  folder cannot be made, or a link points it out of the workspace) stays whole and is
+  counted as ``spill_failed``: a resume never fails, and nothing is lost, for it.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tempfile
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,7 +208,11 @@ class TrimmingSessionStore(SqliteSessionStore):
             before = text_length(content)
             if before < policy.min_chars:
                 continue
-            block["content"] = self._spill(str(block.get("tool_use_id") or "result"), content)
+            try:
+                block["content"] = self._spill(str(block.get("tool_use_id") or "result"), content)
+            except OSError:
+                self._count("spill_failed")
+                continue
             self._count("trimmed")
             self._count("trimmed_chars", before - text_length(block["content"]))
         return entries
@@ -229,16 +238,43 @@ class TrimmingSessionStore(SqliteSessionStore):
         )
 
     def _write_spill(self, name: str, body: str) -> Path:
+        """Write ``body`` under the spill folder, whole or not at all.
+
+        The folder is resolved again for every file: the agent works in the workspace and
+        may have made ``.flower`` or ``spill`` a link since the store was built.
+        """
         data = body.encode("utf-8", "surrogatepass")
         digest = hashlib.sha256(data).hexdigest()[:16]
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:80]
-        path = self.spill_dir / f"{safe}-{digest}.txt"
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_bytes(data)
+        folder = self._spill_folder()
+        path = folder / f"{safe}-{digest}.txt"
+        if path.is_file() and not path.is_symlink():
+            return path  # named by its content: already written
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
             os.replace(tmp, path)
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(tmp)
+            raise
         return path
+
+    def _spill_folder(self) -> Path:
+        """The spill folder, made if missing; ``OSError`` if it resolves outside the workspace."""
+        workspace = self.workspace.resolve()
+        folder = _inside(self.spill_dir, workspace)
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            folder = _inside(self.spill_dir, workspace)  # a link may have appeared meanwhile
+        return folder
+
+
+def _inside(folder: Path, workspace: Path) -> Path:
+    if not folder.is_relative_to(workspace):
+        raise OSError(f"the spill folder {folder} is outside the workspace {workspace}")
+    return folder
 
 
 def replace_text(content: Any, text: str) -> Any:
