@@ -293,6 +293,22 @@ def test_an_unreachable_postgres_is_refused_in_one_line() -> None:
     assert time.monotonic() - started < 15
 
 
+@pytest.mark.parametrize("folder", ["what? why", "50%25 done", "a%20b#c"])
+def test_a_folder_name_that_looks_like_url_syntax_is_taken_literally(
+    tmp_path: Path, folder: str
+) -> None:
+    """A path is a path: ``?`` must not start a URL query (the file would land in the
+    parent folder) and ``%xx`` must not be decoded (it would name another folder)."""
+    db = tmp_path / folder / "sessions.db"
+    store = SqliteSessionStore(db)
+    asyncio.run(store.append(KEY, [line(1)]))
+    store.close()
+    assert store.path == db.resolve()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [folder]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM entries").fetchone() == (1,)
+
+
 def test_load_of_an_unknown_session_writes_nothing(tmp_path: Path) -> None:
     store = SqliteSessionStore(tmp_path / "s.db")
     assert asyncio.run(store.load(KEY)) is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from urllib.parse import unquote
 
 from flower.stores.errors import StoreError
 
@@ -44,11 +45,13 @@ def to_url(target: str | Path) -> str:
     """A SQLAlchemy URL for ``target``: paths become ``sqlite:///<absolute path>``.
 
     ``postgres://`` and ``postgresql://`` are pointed at psycopg 3, the driver the
-    ``postgres`` extra installs (SQLAlchemy's own default would be psycopg2).
+    ``postgres`` extra installs (SQLAlchemy's own default would be psycopg2). In a path,
+    ``%`` and ``?`` are escaped: SQLAlchemy decodes the one and starts a query at the other.
     """
     scheme = scheme_of(target)
     if scheme is None:
-        return f"sqlite:///{Path(target).expanduser().resolve()}"
+        path = str(Path(target).expanduser().resolve())
+        return "sqlite:///" + path.replace("%", "%25").replace("?", "%3F")
     text = str(target)
     if scheme in ("postgres", "postgresql"):
         return "postgresql+psycopg://" + text.split("://", 1)[1]
@@ -61,7 +64,7 @@ def sqlite_path(url: str) -> Path | None:
         return None
     rest = url.split("://", 1)[1] if "://" in url else url
     rest = rest[1:] if rest.startswith("/") else rest
-    rest = rest.split("?", 1)[0]
+    rest = unquote(rest.split("?", 1)[0])  # the file SQLAlchemy opens: %xx decoded
     if not rest or rest == ":memory:":
         return None
     return Path(rest)
