@@ -238,6 +238,58 @@ def test_processes_appending_to_one_file_lose_nothing(tmp_path: Path) -> None:
     assert sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
+FOLDER = r"""
+import asyncio, sys
+from flower.stores.sqlite import SqliteSessionStore
+
+target, me = sys.argv[1], sys.argv[2]
+
+async def main():
+    store = SqliteSessionStore(target)
+    for b in range(30):
+        await store.append(
+            {"project_key": "p", "session_id": "one"},
+            [
+                {"type": "user", "uuid": f"{me}-{b}", "gitBranch": f"{me}-{b}"},
+                {"type": "custom-title", "customTitle": f"{me}-{b}"},
+                {"type": "user", "uuid": f"shared-{b % 7}", "gitBranch": "shared"},
+            ],
+        )
+    store.close()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("where", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_processes_racing_on_one_session_keep_its_summary_the_fold_of_what_is_stored(
+    tmp_path: Path, where: str, request: pytest.FixtureRequest
+) -> None:
+    """The read-fold-write of the summary is serialised per session across processes,
+    and lines another process stored first are not folded twice."""
+    target = request.getfixturevalue("pg_url") if where == "postgres" else str(tmp_path / "s.db")
+    procs = [
+        subprocess.Popen([sys.executable, "-c", FOLDER, target, f"w{n}"], stderr=subprocess.PIPE)
+        for n in range(4)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err
+
+    async def check() -> None:
+        store = SqliteSessionStore(target)
+        key = {"project_key": "p", "session_id": "one"}
+        stored = await store.load(key)
+        assert stored is not None and len(stored) == 4 * 30 * 2 + 7
+        (summary,) = await store.list_session_summaries("p")
+        (listed,) = await store.list_sessions("p")
+        assert summary["data"] == fold_session_summary(None, key, stored)["data"]
+        assert summary["mtime"] == listed["mtime"]
+        store.close()
+
+    asyncio.run(check())
+
+
 # --- bad input ----------------------------------------------------------------------------
 
 
