@@ -148,3 +148,63 @@ def test_relink_skips_runs_of_removed_lines() -> None:
     ]
     kept = relink([lines[0], lines[4]], lines, removed={1, 2, 3})
     assert [(x["uuid"], x["parentUuid"]) for x in kept] == [("a", None), ("e", "a")]
+
+
+async def test_the_chain_holds_across_a_compact_boundary_and_in_subagent_transcripts(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """A compact boundary starts a new chain (``parentUuid`` null) and points back with
+    ``logicalParentUuid``; a subagent's transcript (a subpath) is a chain of its own.
+    Removals re-link both, and the compact summary itself is left as it was."""
+    t = Transcript()
+    t.prompt("work")
+    done = t.call("make", "ok")
+    t.storm(retries=2)  # the storm's synthetic reply is the line the compaction follows
+    t.lines.append(
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "parentUuid": None,
+            "logicalParentUuid": t.lines[-1]["uuid"],
+            "uuid": "boundary",
+            "compactMetadata": {"trigger": "auto", "preTokens": 180000},
+        }
+    )
+    t._parent = "boundary"
+    summary = t._add(
+        {
+            "type": "user",
+            "isCompactSummary": True,
+            "message": {"role": "user", "content": "This session is being continued…"},
+        }
+    )
+    t.denied("rm -rf a")
+    t.denied("rm -rf b")
+    t.prompt("go on")
+    sub = Transcript()
+    sub.prompt("a worker's task")
+    sub.denied("rm -rf c")
+    sub.storm(retries=1)
+    sub.denied("rm -rf d")
+    sub.say("done")
+    sub_key = {**KEY, "subpath": "subagents/agent-a1"}
+    store, loaded = await stored_and_loaded(tmp_path, workspace, t)
+    await store.append(sub_key, copy.deepcopy(sub.lines))
+
+    boundary = next(x for x in loaded if x.get("uuid") == "boundary")
+    tool_result_line = next(x for x in loaded if results([x]).get(done))
+    assert boundary["parentUuid"] is None
+    assert boundary["logicalParentUuid"] == tool_result_line["uuid"]
+    cut = loaded.index(boundary)
+    before, after = loaded[:cut], loaded[cut:]
+    assert chain(before) == [x["uuid"] for x in before]  # ends where the boundary points
+    assert before[-1] is tool_result_line
+    assert chain(after) == [x["uuid"] for x in after]  # starts at the boundary
+    assert next(x for x in loaded if x.get("isCompactSummary")) == summary
+    assert store.last_report == {"api_errors": 3, "denials": 1}
+
+    sub_loaded = await store.load(sub_key)
+    assert sub_loaded is not None
+    assert chain(sub_loaded) == [x["uuid"] for x in sub_loaded]  # one unbroken chain
+    assert sub_loaded[0]["uuid"] == sub.lines[0]["uuid"] and len(sub_loaded) == 4
+    assert store.last_report == {"api_errors": 2, "denials": 1}
