@@ -71,3 +71,4 @@ def test_nothing_usable_raises_saying_what_is_accepted(
         ".env",
     ):
         assert named in message
+    assert "\n" not in message, "a user mistake gets one line"

@@ -117,6 +117,7 @@ def test_no_credentials_is_a_clear_error(tmp_path: Path, env: dict[str, str]) ->
     done = run_once(["x"], bare, tmp_path)
     assert done.returncode == 2
     assert "ANTHROPIC_API_KEY" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists()
 
 

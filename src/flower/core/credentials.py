@@ -14,14 +14,13 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-ACCEPTED = """flower needs credentials for the Claude API and found none. It accepts any of:
-  - an API key:        export ANTHROPIC_API_KEY=sk-ant-...
-  - an auth token:     export ANTHROPIC_AUTH_TOKEN=... (a gateway's bearer token)
-  - a Claude Code login: run `claude login` (or `claude setup-token`, then
-                       export CLAUDE_CODE_OAUTH_TOKEN=...)
-  - Amazon Bedrock:    export CLAUDE_CODE_USE_BEDROCK=1 (with your AWS credentials)
-  - Google Vertex AI:  export CLAUDE_CODE_USE_VERTEX=1 (with your Google credentials)
-Variables may also go in a .env file in the current folder or the workspace."""
+ACCEPTED = (
+    "no credentials for the Claude API: export ANTHROPIC_API_KEY=sk-ant-... (or"
+    " ANTHROPIC_AUTH_TOKEN for a gateway), run `claude login` (or `claude setup-token` and"
+    " export CLAUDE_CODE_OAUTH_TOKEN), or use Amazon Bedrock / Google Vertex AI with"
+    " CLAUDE_CODE_USE_BEDROCK=1 / CLAUDE_CODE_USE_VERTEX=1 and your cloud credentials;"
+    " a .env file in the current folder or the workspace is read too"
+)
 
 _ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 _PROVIDER_SWITCHES = (
