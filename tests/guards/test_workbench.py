@@ -377,10 +377,18 @@ def test_a_failed_write_leaves_no_temp_file_and_the_old_text(
         ("a\\b:c", "a_b_c"),
         ("..", "untitled"),
         ("", "untitled"),
-        ("x" * 300, "x" * 150),
+        ("x" * 150, "x" * 150),
     ],
 )
 def test_safe_name(text: str, expected: str) -> None:
     name = safe_name(text)
     assert name == expected
     assert "/" not in name and not name.startswith(".")
+
+
+@pytest.mark.parametrize("text", ["x" * 300, "干活" * 60, "步骤" * 26 + "x"])
+def test_long_names_fit_the_file_system_and_stay_distinct(text: str, tmp_path: Path) -> None:
+    name = safe_name(text)
+    assert len(name.encode()) <= 150
+    assert name != safe_name(text + "又一个") and name == safe_name(text)
+    (tmp_path / f"交接-{name}-20261129-223000.md").write_text("fits")  # no ENAMETOOLONG

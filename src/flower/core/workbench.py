@@ -20,6 +20,7 @@ sees a half-written file.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import stat
@@ -333,10 +334,24 @@ def describe_text(text: str) -> str:
     return _cut(fallback)
 
 
+#: Most file systems allow 255 bytes per name; this leaves room for what callers add
+#: around a safe name (``交接-``, an archive timestamp, a temporary file's suffix).
+NAME_MAX_BYTES = 150
+
+
 def safe_name(text: str, *, default: str = "untitled") -> str:
-    """``text`` made into one harmless file name (no separators, no leading dots)."""
+    """``text`` made into one harmless file name (no separators, no leading dots).
+
+    Long names are cut at a character boundary to :data:`NAME_MAX_BYTES` of UTF-8 (a
+    Chinese step name costs three bytes a character) and end in a short hash of the
+    whole text, so two long names that share a beginning stay two files.
+    """
     name = _UNSAFE_NAME.sub("_", text).strip().lstrip(".").strip()
-    return name[:150] or default
+    if len(name.encode("utf-8", "surrogatepass")) <= NAME_MAX_BYTES:
+        return name or default
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    head = name.encode("utf-8", "surrogatepass")[: NAME_MAX_BYTES - 9]
+    return head.decode("utf-8", "ignore").rstrip() + "-" + digest
 
 
 def atomic_write(path: Path, text: str) -> None:
