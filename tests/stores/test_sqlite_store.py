@@ -367,6 +367,23 @@ def test_load_of_an_unknown_session_writes_nothing(tmp_path: Path) -> None:
     assert asyncio.run(store.list_sessions("proj")) == []
 
 
+@pytest.mark.parametrize("where", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_half_a_surrogate_pair_is_stored_and_loaded_back(
+    tmp_path: Path, where: str, request: pytest.FixtureRequest
+) -> None:
+    """JSON may hold a lone ``\\ud83d`` (the CLI's strings are UTF-16: text cut at a length
+    can split an emoji): it is not UTF-8, yet the batch must not be lost over it."""
+    target = request.getfixturevalue("pg_url") if where == "postgres" else tmp_path / "s.db"
+    cut = json.loads('{"type": "user", "uuid": "u1", "message": {"content": "cut \\ud83d"}}')
+    odd = line(2, text="\ue000s\ue0000 \ud800\x00\udfff end")  # next to flower's own escapes
+    store = SqliteSessionStore(target)
+    asyncio.run(store.append(KEY, [cut, odd, line(3)]))
+    assert asyncio.run(store.load(KEY)) == [cut, odd, line(3)]
+    (summary,) = asyncio.run(store.list_session_summaries("proj"))
+    assert summary["data"]["first_prompt"] == "cut \ud83d"
+    store.close()
+
+
 def test_entries_round_trip_unicode_and_nesting(tmp_path: Path) -> None:
     store = SqliteSessionStore(tmp_path / "s.db")
     entry = line(

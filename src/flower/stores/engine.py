@@ -26,15 +26,32 @@ BUSY_TIMEOUT_MS = 60_000
 #: Execution option that makes a SQLite transaction take the write lock at BEGIN.
 WRITE = {"flower_write": True}
 
-#: Compact UTF-8 JSON; NaN and Infinity are refused (they are not JSON, and Postgres
-#: rejects them), so a bad entry fails before anything is written.
-dumps = partial(json.dumps, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+_utf8_dumps = partial(json.dumps, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+_ascii_dumps = partial(json.dumps, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-#: Postgres JSONB cannot hold U+0000, which a tool's output may contain; on Postgres it is
-#: stored as ``_ESC + "0"`` (and ``_ESC`` itself doubled), and restored on load.
+def _has_surrogate(text: str) -> bool:
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def dumps(value: Any) -> str:
+    """Compact UTF-8 JSON; NaN and Infinity are refused (they are not JSON, and Postgres
+    rejects them), so a bad entry fails before anything is written.
+
+    A string may hold half a surrogate pair (valid JSON as ``\\ud83d``; the CLI's strings
+    are UTF-16, and text cut at a length can split an emoji). That is not UTF-8, so such
+    a value is written with ASCII escapes instead, which load back to the same string.
+    """
+    text = _utf8_dumps(value)
+    return _ascii_dumps(value) if _has_surrogate(text) else text
+
+
+#: What Postgres JSONB cannot hold: U+0000 (a tool's output may contain it) and half a
+#: surrogate pair. On Postgres they are stored as ``_ESC + "0"`` and ``_ESC + "s" + four
+#: hex digits`` (``_ESC`` itself doubled), and restored on load.
 _ESC = "\ue000"
-_ESCAPED = re.compile("\ue000([\ue0000])")
+_ESCAPED = re.compile("\ue000(\ue000|0|s[0-9a-f]{4})")
 
 
 def _map_strings(value: Any, change: Any) -> Any:
@@ -48,18 +65,26 @@ def _map_strings(value: Any, change: Any) -> Any:
 
 
 def _escape(text: str) -> str:
-    return text.replace(_ESC, _ESC + _ESC).replace("\x00", _ESC + "0")
+    text = text.replace(_ESC, _ESC + _ESC).replace("\x00", _ESC + "0")
+    return _SURROGATE.sub(lambda m: f"{_ESC}s{ord(m.group()):04x}", text)
+
+
+def _unescape_one(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code == "0":
+        return "\x00"
+    return _ESC if code == _ESC else chr(int(code[1:], 16))
 
 
 def _unescape(text: str) -> str:
-    return _ESCAPED.sub(lambda m: "\x00" if m.group(1) == "0" else _ESC, text)
+    return _ESCAPED.sub(_unescape_one, text)
 
 
 def pg_dumps(value: Any) -> str:
-    """:data:`dumps`, with NUL characters escaped for JSONB (only when there are any)."""
-    text = dumps(value)
-    if "\\u0000" in text or _ESC in text:
-        text = dumps(_map_strings(value, _escape))
+    """:func:`dumps`, with what JSONB refuses escaped (only when there is any)."""
+    text = _utf8_dumps(value)
+    if "\\u0000" in text or _ESC in text or _has_surrogate(text):
+        text = _utf8_dumps(_map_strings(value, _escape))
     return text
 
 
