@@ -4,6 +4,8 @@ can never leave it."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import time
 import tracemalloc
 from dataclasses import fields
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from flower.core import workbench as workbench_module
+from flower.core.guard import spill_text
 from flower.core.workbench import (
     Workbench,
     WorkbenchError,
@@ -299,7 +302,7 @@ def test_place_refuses_a_symlink_that_leads_out(workspace: Path, tmp_path: Path)
     with pytest.raises(WorkbenchError, match="symlink"):
         wb.write("x", "notes", "escape", "f.md")
     assert list(outside.iterdir()) == []
-    (wb.root / "spill").rmdir()
+    shutil.rmtree(wb.root / "spill")
     (wb.root / "spill").symlink_to(outside)
     with pytest.raises(WorkbenchError):
         wb.place("spill", "0123456789abcdef.txt")
@@ -392,3 +395,22 @@ def test_long_names_fit_the_file_system_and_stay_distinct(text: str, tmp_path: P
     assert len(name.encode()) <= 150
     assert name != safe_name(text + "又一个") and name == safe_name(text)
     (tmp_path / f"交接-{name}-20261129-223000.md").write_text("fits")  # no ENAMETOOLONG
+
+
+def test_spill_folders_are_kept_out_of_git(workspace: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    wb = Workbench(workspace)
+    wb.ensure()
+    spilled = spill_text(wb, "x" * 5000)
+    (wb.scripts / "keep.py").write_text("# desc: kept\n")
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=workspace, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert spilled.is_file() and spilled.name not in status
+    assert ".flower/scripts/keep.py" in status  # only spilled output is ignored
+
+
+def test_atomic_write_keeps_line_endings_byte_for_byte(tmp_path: Path) -> None:
+    atomic_write(tmp_path / "f.txt", "a\r\nb\rc\n")
+    assert (tmp_path / "f.txt").read_bytes() == b"a\r\nb\rc\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -216,3 +217,21 @@ async def test_a_spill_folder_that_cannot_be_made_leaves_results_whole_and_resum
     assert results(out)[other] == [{"type": "text", "text": "z" * 3000}]
     assert store.last_report == {"spill_failed": 2}
     assert [p.name for p in workspace.iterdir()] == [".flower"]
+
+
+async def test_spilled_originals_stay_out_of_git(tmp_path: Path, workspace: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    t = Transcript()
+    t.prompt("build")
+    t.call("make build", "row\n" * 3000)
+    t.call("make test", "z" * 3000)
+
+    await loaded(tmp_path, workspace, t, policy=TrimPolicy(keep_recent=1))
+
+    spill = workspace / ".flower" / "spill"
+    assert any(p.suffix == ".txt" for p in spill.iterdir())
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=workspace, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert ".flower/spill" not in status

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.core.workbench import SPILL_DIRNAME
+from flower.core.workbench import SPILL_DIRNAME, keep_out_of_git
 
 if TYPE_CHECKING:
     from claude_agent_sdk import AgentDefinition, HookMatcher
@@ -286,7 +286,8 @@ def spill_text(workbench: Workbench, text: str) -> Path:
         st = None
     if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == len(data):
         return path  # spilled before; skipping a write needs no path check
-    workbench.write(text, SPILL_DIRNAME, name)
+    written = workbench.write(text, SPILL_DIRNAME, name)
+    keep_out_of_git(written.parent)
     return path
 
 

@@ -150,6 +150,7 @@ class Workbench:
         """Create the root and the three folders (and ``spill/``); return the root."""
         for folder in (*FOLDERS, SPILL_DIRNAME):
             self.place(folder).mkdir(parents=True, exist_ok=True)
+        keep_out_of_git(self.place(SPILL_DIRNAME))
         return self.root
 
     def place(self, *parts: str) -> Path:
@@ -359,13 +360,24 @@ def atomic_write(path: Path, text: str) -> None:
     half-written file and a planted symlink at the target is replaced, not followed."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass", newline="") as fh:
             fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def keep_out_of_git(folder: Path) -> None:
+    """Put a ``.gitignore`` of ``*`` in a spill folder.
+
+    Spilled tool output is raw and large, and the default spill folders sit inside the
+    repository: without this a worker's ``git add -A`` commits it.
+    """
+    marker = folder / ".gitignore"
+    if not marker.exists():
+        atomic_write(marker, "# flower: spilled tool output, kept out of git\n*\n")
 
 
 def _is_pragma(body: str) -> bool:

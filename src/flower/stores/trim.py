@@ -30,10 +30,7 @@ Choices the seed leaves open, made here:
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +38,7 @@ from typing import Any
 from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
 from flower.core.ephemeral import is_ephemeral
+from flower.core.workbench import atomic_write, keep_out_of_git
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.transcript import (
     Entry,
@@ -250,15 +248,8 @@ class TrimmingSessionStore(SqliteSessionStore):
         path = folder / f"{safe}-{digest}.txt"
         if path.is_file() and not path.is_symlink():
             return path  # named by its content: already written
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            with suppress(OSError):
-                os.unlink(tmp)
-            raise
+        atomic_write(path, body)
+        keep_out_of_git(folder)
         return path
 
     def _spill_folder(self) -> Path:
