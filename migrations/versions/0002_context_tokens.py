@@ -17,8 +17,6 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-from flower.stores.transcript import context_tokens
-
 revision: str = "0002"
 down_revision: str | None = "0001"
 branch_labels: str | Sequence[str] | None = None
@@ -70,6 +68,28 @@ def _backfill() -> None:
             )
             .values(context_tokens=tokens)
         )
+
+
+def context_tokens(entry: dict) -> int | None:
+    """The context size when the model wrote this reply, as flower counted it in 0002.
+
+    Frozen here on purpose: a migration must keep doing what it did when it was
+    written, whatever later versions of flower's own code do.
+    """
+    if entry.get("type") != "assistant" or entry.get("isApiErrorMessage") is True:
+        return None
+    message = entry.get("message")
+    if not isinstance(message, dict) or message.get("model") == "<synthetic>":
+        return None
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    total = 0
+    for field in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        value = usage.get(field)
+        if isinstance(value, int) and not isinstance(value, bool):
+            total += value
+    return total or None
 
 
 def downgrade() -> None:
