@@ -11,7 +11,7 @@ from __future__ import annotations
 from alembic import context
 
 from flower.stores.engine import make_engine
-from flower.stores.schema import metadata
+from flower.stores.schema import VERSION_TABLE, metadata
 
 config = context.config
 
@@ -21,6 +21,7 @@ def _run(connection) -> None:  # type: ignore[no-untyped-def]
         connection=connection,
         target_metadata=metadata,
         render_as_batch=connection.dialect.name == "sqlite",
+        version_table=VERSION_TABLE,
     )
     with context.begin_transaction():
         context.run_migrations()
@@ -31,6 +32,7 @@ if context.is_offline_mode():
         url=config.get_main_option("sqlalchemy.url"),
         target_metadata=metadata,
         literal_binds=True,
+        version_table=VERSION_TABLE,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -114,7 +114,7 @@ def test_a_revision_from_a_newer_flower_is_refused(
     fill(target)
     engine = sa.create_engine(to_url(target))
     with engine.begin() as conn:
-        conn.execute(sa.text("UPDATE alembic_version SET version_num = 'f00dface'"))
+        conn.execute(sa.text("UPDATE flower_schema_version SET version_num = 'f00dface'"))
     engine.dispose()
 
     with pytest.raises(StoreError) as caught:
@@ -203,3 +203,26 @@ def test_migrations_ship_inside_the_wheel_and_run_from_it(tmp_path: Path) -> Non
     assert Path(package).is_relative_to(site)
     assert Path(migrations) == site / "flower" / "_migrations"
     assert result == "(None, '0002')"
+
+
+@pytest.mark.parametrize("where", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_an_applications_own_alembic_history_is_left_alone(
+    where: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    target = tmp_path / "app.db" if where == "sqlite" else request.getfixturevalue("pg_url")
+    engine = sa.create_engine(to_url(target))
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+        conn.execute(sa.text("INSERT INTO alembic_version VALUES ('app_rev_42')"))
+    engine.dispose()
+
+    SqliteSessionStore(target).close()  # flower's schema goes in beside the app's
+
+    assert migrate.current(target) == migrate.head()
+    engine = sa.create_engine(to_url(target))
+    with engine.connect() as conn:
+        assert (
+            conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+            == "app_rev_42"
+        )
+    engine.dispose()

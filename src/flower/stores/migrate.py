@@ -26,7 +26,7 @@ import sqlalchemy as sa
 import flower
 from flower.stores.engine import WRITE, describe, make_engine
 from flower.stores.errors import StoreError
-from flower.stores.schema import TABLES
+from flower.stores.schema import TABLES, VERSION_TABLE
 from flower.stores.url import display, sqlite_path, to_url
 
 if TYPE_CHECKING:
@@ -87,7 +87,9 @@ def known(revision: str) -> bool:
 def current_revision(connection: sa.Connection) -> str | None:
     from alembic.runtime.migration import MigrationContext
 
-    return MigrationContext.configure(connection).get_current_revision()
+    return MigrationContext.configure(
+        connection, opts={"version_table": VERSION_TABLE}
+    ).get_current_revision()
 
 
 def ensure_schema(engine: sa.Engine, *, upgrade_old: bool) -> None:

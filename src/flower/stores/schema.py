@@ -66,3 +66,8 @@ summaries = sa.Table(
 )
 
 TABLES = ("entries", "meta", "summaries")
+
+#: Where alembic keeps flower's schema revision. Not alembic's default
+#: ``alembic_version``: a store pointed at an application's own database must neither
+#: read the application's revision as flower's nor move it.
+VERSION_TABLE = "flower_schema_version"
