@@ -13,9 +13,11 @@
 
 Example::
 
+    import pytest
     from claude_agent_sdk import ClaudeAgentOptions, query
     from flower.testing import bash, conversation, text
 
+    @pytest.mark.anyio
     async def test_lists_files(scripted_model, claude_env, tmp_path):
         scripted_model.play([conversation("main", bash("ls"), text("done"))])
         options = ClaudeAgentOptions(cwd=tmp_path, env=claude_env, allowed_tools=["Bash"])
