@@ -311,8 +311,8 @@ def build_options(
         resume=resume,
         fork_session=fork,
         resume_session_at=resume_at,
-        plugins=plugins,  # type: ignore[arg-type]
-        setting_sources=["project"] if portable else None,  # type: ignore[list-item]
+        plugins=plugins,
+        setting_sources=["project"] if portable else None,
         strict_mcp_config=portable,
     )
 
