@@ -455,16 +455,16 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _error_body(status: int, message: str | None = None) -> dict[str, Any]:
+    """The API's error shape; the message defaults to what the real API says for it."""
+    if message is None:
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:  # 529 and other non-standard statuses
+            phrase = "error"
+        message = _ERROR_MESSAGES.get(status, phrase)
     return {
         "type": "error",
-        "error": {
-            "type": _ERROR_TYPES.get(status, "api_error"),
-            "message": message
-            or _ERROR_MESSAGES.get(
-                status,
-                HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "error",
-            ),
-        },
+        "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message},
     }
 
 
