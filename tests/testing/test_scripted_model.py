@@ -345,3 +345,9 @@ def test_requests_it_does_not_serve_are_recorded_without_touching_fault_counters
     conn.close()
     assert post(model, request())[0] == 529  # the first attempt at turn 0 is still the fault
     assert [r.outcome for r in model.requests] == ["not-served", "529"]
+
+
+def test_the_shipped_example_script_is_valid() -> None:
+    script = load_script(Path(__file__).parents[2] / "examples" / "offline-demo.json")
+    (main,) = script.conversations
+    assert main.turns[0].tools[0].name == "Bash" and main.turns[1].faults == (529,)
