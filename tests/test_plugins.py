@@ -198,3 +198,8 @@ def test_unknown_public_names_raise_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         _ = flower.Nope  # type: ignore[attr-defined]
     assert "hookimpl" in flower.__all__
+
+
+def test_every_public_name_imports() -> None:
+    code = "import flower\nfor name in flower.__all__:\n    getattr(flower, name)\n"
+    subprocess.run([sys.executable, "-c", code], check=True)  # a fresh process: no warm caches
