@@ -8,7 +8,9 @@ import asyncio
 import sqlite3
 import subprocess
 import sys
+import threading
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -226,3 +228,19 @@ def test_an_applications_own_alembic_history_is_left_alone(
             == "app_rev_42"
         )
     engine.dispose()
+
+
+@pytest.mark.postgres
+def test_two_upgrades_at_once_on_postgres_take_turns(pg_url: str) -> None:
+    fill(pg_url)
+    migrate.downgrade(pg_url, "0001")
+    barrier = threading.Barrier(2)
+
+    def upgrade() -> tuple[str | None, str | None]:
+        barrier.wait()
+        return migrate.upgrade(pg_url)
+
+    with ThreadPoolExecutor(2) as pool:
+        results = sorted(f.result() for f in [pool.submit(upgrade), pool.submit(upgrade)])
+
+    assert results == [("0001", "0002"), ("0002", "0002")]

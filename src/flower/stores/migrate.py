@@ -101,8 +101,7 @@ def ensure_schema(engine: sa.Engine, *, upgrade_old: bool) -> None:
     url = engine.url.render_as_string(hide_password=False)
     try:
         with engine.connect().execution_options(**WRITE) as connection, connection.begin():
-            if connection.dialect.name == "postgresql":
-                connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
+            _serialize_schema_changes(connection)
             current = current_revision(connection)
             target = head()
             if current == target:
@@ -132,6 +131,16 @@ def ensure_schema(engine: sa.Engine, *, upgrade_old: bool) -> None:
         raise describe(exc, url) from None
 
 
+def _serialize_schema_changes(connection: sa.Connection) -> None:
+    """Let one process at a time check or change the schema of a shared server database.
+
+    Held until the transaction ends; the others then see the revision it left. SQLite
+    needs nothing: its write transaction (``WRITE``) already excludes other writers.
+    """
+    if connection.dialect.name == "postgresql":
+        connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
+
+
 def _upgrade(connection: sa.Connection, revision: str) -> None:
     from alembic import command
 
@@ -159,6 +168,7 @@ def _migrate(target: str | Path, revision: str, direction: str) -> tuple[str | N
     engine = make_engine(url)
     try:
         with engine.connect().execution_options(**WRITE) as connection, connection.begin():
+            _serialize_schema_changes(connection)
             before = current_revision(connection)
             if before is not None and not known(before):
                 raise StoreError(
