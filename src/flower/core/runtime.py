@@ -28,6 +28,7 @@ from flower.core.handoff import Handoff, degraded, is_overflow, save
 from flower.core.manifest import Manifest, manifest_row, new_run_id
 from flower.core.resilience import Resilience, classify, endpoint
 from flower.core.workbench import Workbench, WorkbenchError
+from flower.stores.transcript import context_size
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import SessionStore
@@ -541,11 +542,7 @@ class Runtime:
         same ``message_id`` and usage; the level is input + cache read + cache creation
         of the latest message.
         """
-        usage = message.usage or {}
-        level = sum(
-            int(usage.get(key) or 0)
-            for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-        )
+        level = context_size(message.usage or {})
         if level <= 0 or (message.message_id and message.message_id == previous_id):
             return
         self._ctx = level

@@ -105,12 +105,21 @@ def context_tokens(entry: Entry) -> int | None:
     usage = message.get("usage")
     if not isinstance(usage, dict):
         return None
+    return context_size(usage) or None
+
+
+def context_size(usage: dict[str, Any]) -> int:
+    """The context a reply was written in, from its API ``usage``.
+
+    The API counts the prompt in three parts (fresh, read from cache, written to cache);
+    the context is their sum. Anything that is not a count is ignored.
+    """
     total = 0
     for field in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
         value = usage.get(field)
         if isinstance(value, int) and not isinstance(value, bool):
             total += value
-    return total or None
+    return total
 
 
 def latest_context_tokens(entries: list[Entry]) -> int | None:
