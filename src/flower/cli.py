@@ -18,13 +18,8 @@ from typing import Any
 import click
 
 from flower import __version__
+from flower.commands import EXIT_NOT_READY
 from flower.commands.once import once
-
-#: Exit codes every flower command uses.
-EXIT_OK = 0
-EXIT_FAILED = 1  # the work ran and did not succeed
-EXIT_USAGE = 2  # bad input from the user (click's own code for usage errors)
-EXIT_NOT_READY = 3  # a feature this version does not have yet
 
 
 class FlowerGroup(click.Group):

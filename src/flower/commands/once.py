@@ -27,6 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from flower.commands import EXIT_FAILED, EXIT_OK, EXIT_QUIT, EXIT_USAGE
+from flower.core.text import one_line
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -36,7 +39,6 @@ if TYPE_CHECKING:
     from flower.core.events import Event
     from flower.core.runtime import Runtime, StepResult
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_QUIT = 0, 1, 2, 130
 DEFAULT_TOOLS = "Read,Write,Edit,Bash,Glob,Grep"
 #: Sent when ``--resume`` is given without new words.
 CONTINUE = "继续。"
@@ -214,7 +216,7 @@ class _View:
         same = " (same session)" if p.get("resume") else ""
         self._line(
             f"⟳ attempt {p['attempt']}/{p['max_attempts']} failed ({p['class']}):"
-            f" {_cut(p['error'], 160)} — retrying in {p['delay']:.1f}s{same}",
+            f" {one_line(p['error'], 160)} — retrying in {p['delay']:.1f}s{same}",
             "yellow",
         )
 
@@ -346,14 +348,9 @@ def _gist(data: Any, limit: int = 100) -> str:
     if isinstance(data, dict):
         for key in ("command", "file_path", "pattern", "path", "url", "description", "prompt"):
             if data.get(key):
-                return _cut(str(data[key]), limit)
-        return _cut(", ".join(f"{k}={v}" for k, v in data.items()), limit)
-    return _cut(str(data or ""), limit)
-
-
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+                return one_line(str(data[key]), limit)
+        return one_line(", ".join(f"{k}={v}" for k, v in data.items()), limit)
+    return one_line(str(data or ""), limit)
 
 
 def _k(tokens: int) -> str:

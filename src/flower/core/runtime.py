@@ -27,6 +27,7 @@ from flower.core.events import Event, EventCallback, emit
 from flower.core.handoff import Handoff, degraded, is_overflow, save
 from flower.core.manifest import Manifest, manifest_row, new_run_id
 from flower.core.resilience import Resilience, classify, endpoint
+from flower.core.text import one_line
 from flower.core.workbench import Workbench, WorkbenchError
 from flower.stores.transcript import context_size
 
@@ -752,8 +753,7 @@ def _leaf(exc: BaseException) -> BaseException:
 def _preview(content: Any, limit: int = 300) -> str:
     if isinstance(content, list):
         content = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    text = " ".join(str(content or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(str(content or ""), limit)
 
 
 def _run_sync(make: Callable[[], Any]) -> Any:

@@ -28,6 +28,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from flower.core.text import one_line
+
 #: The three folders, in the order the index lists them.
 FOLDERS = ("scripts", "artifacts", "notes")
 INDEX_NAME = "INDEX.md"
@@ -319,7 +321,7 @@ def describe_text(text: str) -> str:
             desc = _DESC.match(body)
             if desc:
                 if desc.group(1).strip():
-                    return _cut(desc.group(1))
+                    return one_line(desc.group(1), DESC_MAX)
                 continue
             if not fallback and _WORDY.search(body) and not _is_pragma(body):
                 fallback = body
@@ -332,7 +334,7 @@ def describe_text(text: str) -> str:
                 first = lines[i + 1].split(quote)[0].strip()
             if first:
                 fallback = first
-    return _cut(fallback)
+    return one_line(fallback, DESC_MAX)
 
 
 #: Most file systems allow 255 bytes per name; this leaves room for what callers add
@@ -383,11 +385,6 @@ def keep_out_of_git(folder: Path) -> None:
 def _is_pragma(body: str) -> bool:
     low = body.lower()
     return low.startswith(("-*-", "coding", "vim:", "type:", "noqa", "pylint", "eslint", "!"))
-
-
-def _cut(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= DESC_MAX else text[: DESC_MAX - 1] + "…"
 
 
 def _describe(path: Path, size: int) -> str:
