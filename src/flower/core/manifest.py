@@ -23,6 +23,8 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from flower.core.workbench import atomic_write
+
 try:  # POSIX; elsewhere the lock degrades to nothing and the re-read still merges
     import fcntl
 except ImportError:  # pragma: no cover - Windows
@@ -79,11 +81,7 @@ class Manifest:
                 )
             others = [row for row in current if row.get("run") != self.run]
             merged = sorted(others + mine, key=_started)
-            tmp = self.path.with_name(f"{MANIFEST_NAME}.{os.getpid()}.tmp")
-            tmp.write_text(
-                json.dumps(merged, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
-            )
-            os.replace(tmp, self.path)
+            atomic_write(self.path, json.dumps(merged, ensure_ascii=False, indent=2) + "\n")
 
     def _load(self) -> tuple[list[dict[str, Any]], bool]:
         try:

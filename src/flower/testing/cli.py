@@ -15,6 +15,8 @@ from pathlib import Path
 
 import click
 
+from flower.core.workbench import atomic_write
+
 from .script import ScriptError, load_script
 from .server import ScriptedModel
 
@@ -83,20 +85,6 @@ def serve(script: Path, port: int, home: Path | None, record: Path | None, quiet
     finally:
         model.stop()
         if record is not None:
-            tmp = record.with_suffix(record.suffix + ".tmp")
-            with tmp.open("w", encoding="utf-8") as fh:
-                for r in model.requests:
-                    fh.write(
-                        json.dumps(
-                            {
-                                "conversation": r.conversation,
-                                "turn": r.turn,
-                                "attempt": r.attempt,
-                                "outcome": r.outcome,
-                                "headers": r.headers,
-                                "body": r.body,
-                            }
-                        )
-                        + "\n"
-                    )
-            tmp.replace(record)
+            fields = ("conversation", "turn", "attempt", "outcome", "headers", "body")
+            lines = (json.dumps({f: getattr(r, f) for f in fields}) + "\n" for r in model.requests)
+            atomic_write(record, "".join(lines))
