@@ -256,7 +256,7 @@ def build_options(
     where = Path(cwd).expanduser().absolute() if cwd is not None else Path.cwd()
     isolated_roles = sorted(n for n, a in (spec.agents or {}).items() if wants_isolation(a))
     if isolated_roles:
-        why = _no_worktree_reason(where)
+        why = worktree_problem(where)
         if why:
             raise ValueError(
                 f"{', '.join(isolated_roles)} of {spec.name!r} must run isolated in a git"
@@ -325,7 +325,7 @@ def in_git_repo(path: Path) -> bool:
     return False
 
 
-def _no_worktree_reason(where: Path) -> str:
+def worktree_problem(where: Path) -> str:
     """Why the CLI could not make a worktree from ``where`` ("" when it can).
 
     A worktree starts from ``HEAD``, so a repository without a commit fails as surely as
