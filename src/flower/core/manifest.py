@@ -4,31 +4,26 @@ Each row is every field of a ``StepResult`` plus ``duration_s`` and ``run`` (the
 the process that wrote it, ``YYYYmmdd-HHMMSS-<6 hex>``). Writing appends rather than
 overwrites: at every write the file is re-read, this process's rows are replaced by
 fresh ones and everyone else's are kept. Two flower processes in one ``run_dir`` are
-therefore safe, and a lock file serialises their read-modify-write so neither can
-drop the other's rows in the gap between reading and replacing. The file is always
+therefore safe, and a lock file (:mod:`flower.core.filelock`, shared with
+``lineage.json``) serialises their read-modify-write so neither can drop the other's
+rows in the gap between reading and replacing. The file is always
 written to ``.tmp`` first and then swapped in, so a killed process never leaves half a
 file.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import secrets
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from flower.core.filelock import locked, move_aside
 from flower.core.workbench import atomic_write
-
-try:  # POSIX; elsewhere the lock degrades to nothing and the re-read still merges
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 MANIFEST_NAME = "manifest.json"
 
@@ -68,13 +63,10 @@ class Manifest:
         """
         mine = [{**row, "run": self.run} for row in rows]
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        with self._locked():
+        with locked(self.path):
             current, corrupt = self._load()
             if corrupt:
-                aside = self.path.with_name(
-                    f"{MANIFEST_NAME}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
-                )
-                os.replace(self.path, aside)
+                aside = move_aside(self.path, "corrupt")
                 print(
                     f"flower: {self.path} was not valid JSON; kept it as {aside.name}",
                     file=sys.stderr,
@@ -95,19 +87,6 @@ class Manifest:
         if not isinstance(data, list):
             return [], True
         return [row for row in data if isinstance(row, dict)], False
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        if fcntl is None:  # pragma: no cover
-            yield
-            return
-        lock = self.path.with_name(f"{MANIFEST_NAME}.lock")
-        with open(lock, "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _started(row: Mapping[str, Any]) -> float:

@@ -1,0 +1,264 @@
+"""Lineage: which session each step last used, kept on disk so a new process continues it.
+
+Everything else a run needs survives a killed process by itself (the transcripts are in
+the session store, the brief and the goal are frozen files, the code is in the
+workspace). The one thing that lived only in memory was the map "step -> session id";
+without it the next process starts every step with an amnesiac. ``<run_dir>/lineage.json``
+holds that map::
+
+    {"workspace": "/home/you/proj", "woke": 3, "steps": {"干活": "47395075-…"}}
+
+Two invariants (seed 001):
+
+- written the moment an id is known (:meth:`Lineage.remember`), not when a step ends:
+  the kill that loses the end of a step is exactly the case this file is for;
+- anything that does not fit is treated as absent, never as an error: another
+  workspace's file (the store's project key derives from the workspace path, so a moved
+  folder's old ids cannot be found anyway), an unreadable file, a session gone from the
+  store. Continuity is a convenience; losing it must not stop anyone working. It is not
+  silent either: :attr:`Lineage.notice` says what was found and not used.
+
+Writes are read-merge-write under the lock ``manifest.json`` uses, so two flower
+processes in one run directory keep each other's steps (the original overwrote the
+whole file and lost them): the step being remembered wins, every other step on disk
+stays, ``woke`` never goes down.
+
+A file written for another workspace, or one that cannot be parsed, is never
+overwritten: our first write moves it aside (``lineage.json.foreign-<time>`` /
+``lineage.json.corrupt-<time>``) and starts a fresh file. It cannot serve this
+workspace, and it may still be what another checkout, or a human, is looking for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import unicodedata
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from flower.core.filelock import locked, move_aside
+from flower.core.workbench import atomic_write
+
+__all__ = ["LINEAGE_NAME", "Lineage"]
+
+LINEAGE_NAME = "lineage.json"
+
+
+class Lineage:
+    """``<run_dir>/lineage.json`` as one process sees it.
+
+    Attributes:
+        path: The file.
+        workspace: The workspace this lineage belongs to (resolved).
+        steps: Step name -> session id, as far as this process can use them.
+        woke: How many times this workspace's work was started (the first run is 1).
+        notice: Why something on disk was not used, one English line ("" when all of it
+            was); for the wake-up line, never raised.
+        last_error: The last write that failed (an ``OSError`` text), or ``None``.
+    """
+
+    def __init__(self, path: str | Path, workspace: str | Path) -> None:
+        self.path = Path(path)
+        self.workspace = _canonical(workspace)
+        self.steps: dict[str, str] = {}
+        self.woke = 0
+        self.notice = ""
+        self.last_error: str | None = None
+        self._mine: dict[str, str] = {}  # what this object remembered: wins on merge
+        self._dead: set[tuple[str, str]] = set()  # pairs alive() refused: never shown again
+
+    def __repr__(self) -> str:
+        return f"Lineage({str(self.path)!r}, woke={self.woke}, steps={self.steps!r})"
+
+    # --- reading --------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        run_dir: str | Path,
+        workspace: str | Path,
+        *,
+        alive: Callable[[str], bool] | None = None,
+    ) -> Lineage:
+        """The lineage of ``workspace`` in ``run_dir``; empty when there is none to use.
+
+        ``alive(session_id)`` (typically ``Runtime.has_session``) vets every pair: the
+        file can outlive ``sessions.db``, and resuming a session that is gone fails only
+        after the CLI has started. A checker that raises counts as "gone" for this run;
+        the pair stays on disk.
+        """
+        lineage = cls(Path(run_dir).expanduser().absolute() / LINEAGE_NAME, workspace)
+        state, data = lineage._read()
+        if state == "corrupt":
+            lineage.notice = f"{lineage.path} is unreadable; starting without a lineage"
+            return lineage
+        if state == "foreign":
+            lineage.notice = (
+                f"{lineage.path} belongs to the workspace {data.get('workspace')!r},"
+                " not this one; starting without a lineage"
+            )
+            return lineage
+        if state == "missing":
+            return lineage
+        lineage.woke = _woke(data)
+        gone: list[str] = []
+        for step, sid in _steps(data).items():
+            if alive is not None and not _alive(alive, sid):
+                lineage._dead.add((step, sid))
+                gone.append(step)
+                continue
+            lineage.steps[step] = sid
+        if gone:
+            lineage.notice = (
+                f"the sessions of {', '.join(repr(s) for s in gone)} are no longer in the"
+                " session store; those steps start fresh"
+            )
+        return lineage
+
+    # --- writing --------------------------------------------------------------------
+
+    def remember(self, step: str, session_id: str) -> None:
+        """Record that ``step`` now runs in ``session_id``, on disk at once."""
+        if not isinstance(step, str) or not step:
+            raise ValueError(f"a lineage step needs a non-empty name, not {step!r}")
+        if not isinstance(session_id, str) or not session_id:
+            raise ValueError(f"step {step!r} needs a non-empty session id, not {session_id!r}")
+        self.steps[step] = session_id
+        self._mine[step] = session_id
+        self._flush(step=step)
+
+    def bump(self) -> int:
+        """Count one more wake-up, on disk at once; returns the new count.
+
+        Counted from what is on disk at that moment, so two processes starting together
+        are two wake-ups, not one.
+        """
+        self._flush(bump=True)
+        return self.woke
+
+    def archive(self, into: str | Path, *, extra: Iterable[str | Path] = ()) -> Path:
+        """Move this lineage (and each existing ``extra`` file) into a new archive folder.
+
+        The folder is ``<into>/<YYYYmmdd-HHMMSS>`` (``-2``, ``-3`` when taken); nothing is
+        deleted, and ``sessions.db`` is not touched. ``extra`` is typically the brief and
+        the goal: the three are one stretch of history, and archiving only part of it
+        would leave a goal without its conversation. Afterwards ``steps`` is empty and
+        ``woke`` is 0. Returns the folder. An ``OSError`` while moving is raised: unlike
+        a lineage write, archiving is something a human asked for.
+        """
+        dest = _new_folder(Path(into).expanduser())
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with locked(self.path):
+            for item in (self.path, *(Path(p) for p in extra)):
+                if item.is_file():
+                    shutil.move(str(item), str(_free_name(dest / item.name)))
+            self.steps, self.woke, self._mine, self._dead = {}, 0, {}, set()
+            self.notice = ""
+        return dest
+
+    def _flush(self, *, step: str | None = None, bump: bool = False) -> None:
+        """Read-merge-write under the lock; an ``OSError`` is recorded, never raised.
+
+        The step being remembered wins; every other step on disk stays as the disk has
+        it (another process may have moved it on since we remembered it); a step this
+        object remembered and the disk has lost (moved aside, deleted) comes back.
+        """
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with locked(self.path):
+                state, data = self._read()
+                disk: dict[str, str] = {}
+                woke = self.woke
+                if state == "ours":
+                    disk, woke = _steps(data), max(woke, _woke(data))
+                elif state in ("foreign", "corrupt"):
+                    move_aside(self.path, state)
+                merged = {**self._mine, **disk}
+                if step is not None:
+                    merged[step] = self._mine[step]
+                if bump:
+                    woke += 1
+                payload = {"workspace": str(self.workspace), "woke": woke, "steps": merged}
+                atomic_write(self.path, json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        except OSError as exc:  # continuity must never stop the work
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            if bump:
+                self.woke += 1
+            return
+        self.last_error = None
+        self.woke = woke
+        self.steps = {k: v for k, v in merged.items() if (k, v) not in self._dead}
+
+    def _read(self) -> tuple[str, dict[str, Any]]:
+        """``(state, data)``: state is ``missing``, ``corrupt``, ``foreign`` or ``ours``."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return "missing", {}
+        except OSError:
+            return "corrupt", {}
+        try:  # not UTF-8 is as corrupt as not JSON (UnicodeDecodeError is a ValueError)
+            data = json.loads(raw.decode("utf-8"))
+        except ValueError:
+            return "corrupt", {}
+        if not isinstance(data, dict) or not isinstance(data.get("workspace"), str):
+            return "corrupt", {}
+        if not isinstance(data.get("steps", {}), dict):
+            return "corrupt", {}
+        if _canonical(data["workspace"]) != self.workspace:
+            return "foreign", data
+        return "ours", data
+
+
+def _canonical(path: str | Path) -> Path:
+    """The form the SDK derives a project key from (real path, NFC), so "the same
+    workspace" here means "the same sessions in the store"."""
+    real = os.path.realpath(os.path.expanduser(os.fspath(path)))
+    return Path(unicodedata.normalize("NFC", real))
+
+
+def _steps(data: dict[str, Any]) -> dict[str, str]:
+    steps = data.get("steps")
+    if not isinstance(steps, dict):
+        return {}
+    return {k: v for k, v in steps.items() if isinstance(k, str) and k and isinstance(v, str) and v}
+
+
+def _woke(data: dict[str, Any]) -> int:
+    woke = data.get("woke")
+    return woke if isinstance(woke, int) and not isinstance(woke, bool) and woke > 0 else 0
+
+
+def _alive(check: Callable[[str], bool], sid: str) -> bool:
+    try:
+        return bool(check(sid))
+    except Exception:  # a broken checker must not stop the run: treat as gone
+        return False
+
+
+def _new_folder(into: Path) -> Path:
+    """A folder that did not exist before: ``<into>/<stamp>``, else ``-2``, ``-3``…"""
+    into.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    n = 1
+    while True:
+        dest = into / (stamp if n == 1 else f"{stamp}-{n}")
+        try:
+            dest.mkdir()
+        except FileExistsError:
+            n += 1
+            continue
+        return dest
+
+
+def _free_name(path: Path) -> Path:
+    """``path``, or ``stem-2.suffix``… when two extras share a name."""
+    n, candidate = 1, path
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
