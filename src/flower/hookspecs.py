@@ -191,9 +191,14 @@ def flower_human_channel(
 ) -> Channel | None:
     """Build the channel through which agents ask the human and read the inbox.
 
-    The default is the terminal: questions are printed, answers typed. A plugin can
-    route them to chat, a web page or a pager instead; roles only need the small
-    :class:`flower.core.channel.Channel` interface (tool names and MCP servers).
+    The default is :class:`flower.core.human.HumanChannel`, a channel with no UI of
+    its own: it serves the MCP tools ``mcp__human__ask`` and ``mcp__human__inbox``,
+    reports every question and remark as ``Event("ask")`` / ``Event("mail")``, and any
+    UI (the terminal, a web page, a chat bot) answers through its ``answer``,
+    ``decline`` and ``send`` methods, from any thread. Return your own channel when the
+    conversation must live elsewhere (a pager, a ticket queue); roles only need the
+    small :class:`flower.core.channel.Channel` interface (tool names and MCP servers),
+    while the starter flow also calls ``ask`` and ``amend``.
 
     :param log_path: Where the question-and-answer log goes (``<notes>/问答记录.md``),
         or ``None``.

@@ -17,11 +17,14 @@ from .script import (
     ScriptError,
     ToolCall,
     Turn,
+    ask,
     bash,
     conversation,
+    inbox,
     load_script,
     text,
     tool,
+    tool_search,
 )
 from .server import AGENT_HEADER, OVERFLOW_MESSAGE, RecordedRequest, ScriptedModel, message_text
 
@@ -37,11 +40,14 @@ __all__ = [
     "ScriptedModel",
     "ToolCall",
     "Turn",
+    "ask",
     "bash",
     "conversation",
+    "inbox",
     "load_script",
     "message_text",
     "offline_env",
     "text",
     "tool",
+    "tool_search",
 ]

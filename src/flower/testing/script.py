@@ -113,6 +113,39 @@ def bash(command: str, *, say: str = "", **kw: Any) -> Turn:
     return tool("Bash", {"command": command, "description": command[:40]}, say=say, **kw)
 
 
+def ask(
+    question: str,
+    options: Iterable[str] | None = None,
+    *,
+    server: str = "human",
+    say: str = "",
+    **kw: Any,
+) -> Turn:
+    """A reply that asks the human through a channel's MCP tool (``mcp__human__ask``).
+
+    The tool can be called straight away: an MCP tool deferred behind ToolSearch (the
+    CLI's default) still runs when called by name with valid input, and it runs only
+    when the session's ``allowed_tools`` names it.
+    """
+    payload: dict[str, Any] = {"question": question}
+    if options is not None:
+        payload["options"] = list(options)
+    return tool(f"mcp__{server}__ask", payload, say=say, **kw)
+
+
+def inbox(*, server: str = "human", say: str = "", **kw: Any) -> Turn:
+    """A reply that reads the human's inbox (``mcp__human__inbox``)."""
+    return tool(f"mcp__{server}__inbox", {}, say=say, **kw)
+
+
+def tool_search(*names: str, say: str = "", **kw: Any) -> Turn:
+    """A reply that loads deferred tools by name, as a real model does first:
+    ``tool_search("mcp__human__ask")`` sends ToolSearch ``select:mcp__human__ask``."""
+    if not names:
+        raise ScriptError("tool_search needs at least one tool name")
+    return tool("ToolSearch", {"query": "select:" + ",".join(names)}, say=say, **kw)
+
+
 @dataclass(frozen=True)
 class Match:
     """Which requests a conversation answers. Every given criterion must hold.

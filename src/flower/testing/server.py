@@ -92,6 +92,11 @@ class RecordedRequest:
         """All text the request carries (system prompt and messages), for substring checks."""
         return self.system_text + "\n" + "\n".join(message_text(m) for m in self.messages)
 
+    def tool_names(self) -> list[str]:
+        """Names of the tools the request advertises in full (deferred tools are absent:
+        the CLI lists those by name only, in a reminder inside the messages)."""
+        return [str(t.get("name")) for t in self.body.get("tools") or [] if isinstance(t, dict)]
+
     def tool_results(self) -> dict[str, str]:
         """``tool_use_id`` -> result text for every tool_result in the request."""
         out: dict[str, str] = {}

@@ -1,0 +1,108 @@
+"""What the human channel records: questions, remarks, and the two files it appends to.
+
+Kept apart from :mod:`flower.core.human` (which re-exports every name) so the file
+formats, which people and the brief parser read, sit in one small place.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+LOG_HEADER = "# 问答记录\n\n> flower 自动追加的留档,只给人看,不会再发给模型。\n"
+AMEND_NOTE = "(与上文冲突时以此为准)"
+
+
+def amendment_block(text: str, *, label: str = "运行中补充", at: float | None = None) -> str:
+    """The block :meth:`HumanChannel.amend` appends to a brief.
+
+    The header line is not a section heading, so the block lands in the body of the
+    brief's last section and survives a parse/write round trip. Every line of the text
+    is quoted with ``> `` so that a remark such as ``目标:改成网页版`` or a stray code
+    fence cannot be read as document structure and swallow the sections around it.
+    """
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+    label = " ".join(str(label).split()) or "补充"
+    quoted = "\n".join(f"> {line}".rstrip() for line in text.strip().splitlines())
+    return f"\n### 补充 · {label} · {stamp}{AMEND_NOTE}\n{quoted}\n"
+
+
+@dataclass
+class Ask:
+    """One question to the human and what became of it.
+
+    Attributes:
+        id: ``q1``, ``q2``... (one counter shared with :class:`Mail`).
+        state: ``asked``, then one of ``answered`` / ``timeout`` / ``declined`` /
+            ``over_budget`` / ``invalid`` / ``cancelled``.
+        answer: What the model receives: the human's words or the canned text.
+        remaining: Questions still allowed after this one (``-1``: unlimited).
+        settled_at: ``time.time()`` when the state left ``asked``.
+    """
+
+    id: str
+    question: str
+    options: list[str] = field(default_factory=list)
+    state: str = "asked"
+    answer: str = ""
+    remaining: int = -1
+    asked_at: float = field(default_factory=time.time)
+    settled_at: float | None = None
+
+    @property
+    def settled(self) -> bool:
+        return self.state != "asked"
+
+    def payload(self) -> dict[str, Any]:
+        """The ``Event("ask")`` payload."""
+        return {
+            "id": self.id,
+            "question": self.question,
+            "options": list(self.options),
+            "state": self.state,
+            "answer": self.answer,
+            "remaining": self.remaining,
+            "asked_at": self.asked_at,
+        }
+
+
+@dataclass
+class Mail:
+    """Something the human said unasked, waiting for the agent's next inbox check.
+
+    Attributes:
+        id: ``m3``... (one counter shared with :class:`Ask`).
+        state: ``queued``, then ``delivered``.
+        amended: The file the text was appended to, ``""`` when it was not.
+    """
+
+    id: str
+    text: str
+    state: str = "queued"
+    sent_at: float = field(default_factory=time.time)
+    delivered_at: float | None = None
+    amended: str = ""
+
+    def payload(self) -> dict[str, Any]:
+        """The ``Event("mail")`` payload."""
+        return {"id": self.id, "text": self.text, "state": self.state, "amended": self.amended}
+
+
+def _stamp(at: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
+
+
+def ask_entry(ask: Ask) -> str:
+    """A settled question as a Q&A log entry (a ``##`` line, then 问/选项/答)."""
+    lines = ["", f"## {ask.id} · {_stamp(ask.settled_at)} · {ask.state}", f"问:{ask.question}"]
+    if ask.options:
+        lines.append(f"选项:{' / '.join(ask.options)}")
+    lines.append(f"答:{ask.answer}")
+    return "\n".join(lines) + "\n"
+
+
+def mail_entry(mail: Mail) -> str:
+    """A delivered remark as a Q&A log entry."""
+    where = f"(已追加到 {mail.amended})" if mail.amended else ""
+    return f"\n## {mail.id} · {_stamp(mail.delivered_at)} · 人主动补充{where}\n{mail.text}\n"
