@@ -6,30 +6,36 @@ session), continuing after the human interrupts with a remark, and handing a ful
 context over to a fresh session through a handoff document. The caller sees one
 :class:`StepResult`, and ``run_dir/manifest.json`` gets one row for it.
 
-The Runtime drives the CLI with ``ClaudeSDKClient`` rather than ``query()`` because
-only the client can interrupt a turn (for the human, and when the context is full).
-The SDK is imported inside the methods that need it, so ``import flower`` stays light.
+The loop lives here; one attempt (one ``ClaudeSDKClient`` session, read to the end of
+its turn) is ``core/attempt.py``, the handoff round ``core/relay.py``, the signal
+handlers ``core/signals.py``. The Runtime drives the CLI with ``ClaudeSDKClient``
+rather than ``query()`` because only the client can interrupt a turn (for the human,
+and when the context is full). The SDK is imported inside the methods that need it, so
+``import flower`` stays light.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.core.agent import HandoffPolicy, build_options
+from flower.core.agent import HandoffPolicy
+from flower.core.attempt import Attempt, Live, cli_env, error_text, run_attempt
 from flower.core.credentials import check_credentials
 from flower.core.events import Event, EventCallback, emit
-from flower.core.handoff import Handoff, degraded, is_overflow, save
+from flower.core.handoff import is_overflow
 from flower.core.manifest import Manifest, manifest_row, new_run_id
+from flower.core.relay import hand_off
 from flower.core.resilience import Resilience, classify, endpoint
-from flower.core.text import one_line
-from flower.core.workbench import Workbench, WorkbenchError
-from flower.stores.transcript import context_size
+from flower.core.result import KILLED, StepResult
+from flower.core.signals import DEFAULT_SIGNALS
+from flower.core.signals import rescue_on_signals as _rescue_on_signals
+from flower.core.workbench import Workbench
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import SessionStore
@@ -37,52 +43,10 @@ if TYPE_CHECKING:
     from flower.core.agent import AgentSpec
     from flower.stores.trim import EphemeralPolicy, TrimPolicy
 
-#: What the attempt's synthetic messages and results look like when the CLI made them up.
-_SYNTHETIC_MODEL = "<synthetic>"
+__all__ = ["KILLED", "Runtime", "StepResult"]
 
-
-@dataclass
-class StepResult:
-    """Everything flower accounts for one finished step.
-
-    ``attempts`` counts attempts that failed and were retried (plus the last one): a
-    human interrupt and a handoff are not failed attempts. ``errors`` keeps every error
-    met on the way, ``error`` only the one the step ended with. ``retired`` lists the
-    session ids handed off, oldest first; ``session_id`` is the one the step ended in.
-    ``context`` is the context size (tokens) the model last reported.
-    """
-
-    step: str
-    session_id: str | None = None
-    ok: bool = False
-    cost_usd: float = 0.0
-    num_turns: int = 0
-    text: str = ""
-    error: str | None = None
-    started_at: float = 0.0
-    ended_at: float = 0.0
-    attempts: int = 1
-    errors: list[str] = field(default_factory=list)
-    resumed: bool = False
-    retired: list[str] = field(default_factory=list)
-    context: int = 0
-
-    @property
-    def duration_s(self) -> float:
-        """Wall time of the step, handoffs and waits included."""
-        return max(0.0, self.ended_at - self.started_at) if self.ended_at else 0.0
-
-
-@dataclass
-class _Attempt:
-    """What one client session reported, before the loop decides what it means."""
-
-    session_id: str | None = None
-    ok: bool = False
-    text: str = ""
-    error: str | None = None
-    cost_usd: float = 0.0
-    num_turns: int = 0
+#: Kept importable from here for callers written before the split.
+_error_text = error_text
 
 
 class Runtime:
@@ -117,7 +81,8 @@ class Runtime:
     credentials raise ``RuntimeError`` here, not minutes into a run.
 
     One step at a time: the context level, the interrupt and the handoff state are the
-    Runtime's own. Use one Runtime per concurrent step.
+    Runtime's own. Use one Runtime per concurrent step. :meth:`interrupt` and
+    :meth:`rescue` are the two calls meant for another thread or a signal handler.
     """
 
     INTERRUPTED = "interrupted-by-human"
@@ -158,10 +123,8 @@ class Runtime:
         #: writes it to disk right away, so a killed process can still be resumed).
         self.on_session: Callable[[str], None] | None = None
         self.run_id = new_run_id()
-        self._ctx, self._warned = 0, False
-        self._stop: Any = None  # anyio.Event of the running attempt
-        self._said: str | None = None
-        self._due = False
+        self._live = Live()
+        self._current: StepResult | None = None  # the step in flight, for rescue()
         self._closed = False
 
         _load_dotenv(self.workspace)
@@ -184,7 +147,20 @@ class Runtime:
     @property
     def context(self) -> int:
         """The context size (tokens) the running or last step's model last reported."""
-        return self._ctx
+        return self._live.ctx
+
+    @property
+    def manifest_path(self) -> Path:
+        """``run_dir/manifest.json``: one row per finished step, every process's."""
+        return self.manifest.path
+
+    @property
+    def project_key(self) -> str:
+        """The session store's key for this workspace (the SDK derives it from the path:
+        the same folder under another path finds none of its sessions)."""
+        from claude_agent_sdk import project_key_for_directory
+
+        return project_key_for_directory(str(self.workspace))
 
     def has_session(self, sid: str | None) -> bool:
         """Whether ``sid`` is still in the session store (so it can be resumed).
@@ -194,9 +170,7 @@ class Runtime:
         """
         if not sid:
             return False
-        from claude_agent_sdk import project_key_for_directory
-
-        project = project_key_for_directory(str(self.workspace))
+        project = self.project_key
         store = self.store
 
         async def look() -> bool:
@@ -208,27 +182,85 @@ class Runtime:
                     pass
             return bool(await store.load({"project_key": project, "session_id": sid}))
 
-        return _run_sync(look)
+        return bool(_run_sync(look))
+
+    def context_of(self, session_id: str | None) -> int:
+        """The context size (tokens) of ``session_id``'s latest model reply, from the
+        store; 0 when unknown (no such session, or a store that does not keep it).
+
+        What the wake-up line shows ("干活上下文 80.2K"): the number that tells a human
+        a session is nearing its window, read without loading the transcript.
+        """
+        reader = getattr(self.store, "context_tokens", None)
+        if not session_id or reader is None:
+            return 0
+        key = {"project_key": self.project_key, "session_id": session_id}
+
+        async def read() -> Any:
+            return await reader(key)
+
+        tokens = _run_sync(read)
+        return int(tokens) if isinstance(tokens, int) and tokens > 0 else 0
+
+    def total_cost(self) -> float:
+        """What this Runtime's finished steps cost, in USD (handoff rounds included)."""
+        return sum(r.cost_usd for r in self.results)
 
     @property
     def interruptible(self) -> bool:
         """Whether a turn is running now, so :meth:`interrupt` would reach it."""
-        return self._stop is not None and not self._closed
+        return self._live.running and not self._closed
 
     def interrupt(self, said: str) -> bool:
         """Stop the running step's turn and continue it with the human's ``said``.
 
         The step goes on in the same session with ``said`` + ``INTERRUPT_NOTE`` as the
         next prompt; it does not count as a failed attempt. Returns ``False`` when no
-        step is running. Call it from the event loop's thread (a signal handler added
-        with ``loop.add_signal_handler``, or another task); from another thread, go
-        through ``loop.call_soon_threadsafe``.
+        step is running. Safe from any thread (a UI's input thread, a signal handler in
+        the loop's thread): from another thread the stop is handed to the event loop,
+        never awaited, so the call returns at once.
         """
-        if not self.interruptible:
+        if self._closed:
             return False
-        self._said = said
-        self._stop.set()
-        return True
+        return self._live.interrupt(said)
+
+    def rescue(self) -> None:
+        """Write the step in flight to ``manifest.json`` as failed, ``error="killed-by-signal"``.
+
+        For a process that is about to die (SIGHUP, SIGTERM, a second Ctrl-C): the row
+        records the session id, cost so far and times, so the step is not silently
+        missing. Synchronous and small, fit for a signal handler; safe to call twice
+        (the second call finds nothing in flight) and never raises. The run, if it
+        somehow continues, does not add a second row for the step.
+        """
+        current, self._current = self._current, None
+        if current is None:
+            return
+        try:
+            if current.error and current.error != KILLED:
+                current.errors.append(current.error)
+            current.ok, current.error = False, KILLED
+            current.errors.append(KILLED)
+            current.ended_at = time.time()
+            current.context = self._live.ctx
+            self.results.append(current)
+            self.manifest.write(manifest_row(r, self.run_id) for r in self.results)
+        except BaseException as exc:  # a rescue must never raise into a signal handler
+            with contextlib.suppress(Exception):
+                print(f"flower: could not rescue {current.step!r}: {exc!r}", file=sys.stderr)
+
+    def rescue_on_signals(
+        self, *, signals: Iterable[int | str] = DEFAULT_SIGNALS, grace: float = 10.0
+    ) -> contextlib.AbstractContextManager[None]:
+        """A ``with`` block in which SIGHUP and SIGTERM :meth:`rescue`, then exit 128+signum.
+
+        Enter it in the main thread around the event loop (``with rt.rescue_on_signals():
+        anyio.run(main)``). Without it those signals end Python on the spot and the step
+        in flight never reaches the manifest. ``finally`` blocks still run on the way
+        out; ``grace`` seconds later the process ends regardless. See
+        :mod:`flower.core.signals`.
+        """
+        return _rescue_on_signals(self.rescue, signals=signals, grace=grace)
 
     async def run(
         self,
@@ -253,8 +285,9 @@ class Runtime:
             raise RuntimeError("this Runtime is closed; create a new one")
         step = step_name or spec.name
         task = prompt
-        self._ctx, self._warned = 0, False
+        self._live.reset_level()
         result = StepResult(step=step, started_at=time.time(), attempts=0)
+        self._current = result
         attempt = 0
         try:
             while True:
@@ -267,7 +300,7 @@ class Runtime:
                 result.cost_usd += got.cost_usd
                 result.num_turns += got.num_turns
                 result.text, result.ok, result.error = got.text, got.ok, got.error
-                result.context = self._ctx
+                result.context = self._live.ctx
                 if got.error:
                     result.errors.append(got.error)
                 sid = result.session_id
@@ -278,7 +311,7 @@ class Runtime:
                     break
 
                 if result.error == self.INTERRUPTED:  # 2. the human interrupted
-                    said, self._said = self._said or "", None
+                    said = got.said or ""
                     if not sid:
                         break
                     prompt = said + self.INTERRUPT_NOTE
@@ -297,14 +330,14 @@ class Runtime:
                         )
                         break
                     assert sid is not None
-                    doc = await self._hand_off(
-                        spec, step, task, result, on_event, overflow=overflow
+                    doc = await hand_off(
+                        self, self._live, spec, step, task, result, on_event, overflow=overflow
                     )
                     result.retired.append(sid)
                     result.session_id = None
                     resume, fork, resume_at = None, False, None
                     prompt = doc.prompt_block()
-                    self._ctx, self._warned = 0, False
+                    self._live.reset_level()
                     attempt -= 1
                     continue
 
@@ -395,261 +428,26 @@ class Runtime:
         on_event: EventCallback | None,
         result: StepResult | None,
         watch: bool = True,
-    ) -> _Attempt:
-        """One client session: send ``prompt``, read until the turn's result.
-
-        With ``watch`` (every attempt but the handoff round) it tracks the context
-        level, announces ``near``, ends the turn when the context crosses
-        ``handoff.at``, reports what the agent does, and honours :meth:`interrupt`.
-        Without it nothing is emitted: the handoff round is not shown.
-        """
-        import anyio
-        from claude_agent_sdk import (
-            AssistantMessage,
-            ClaudeSDKClient,
-            ResultMessage,
-            SystemMessage,
-            TextBlock,
-            ToolResultBlock,
-            ToolUseBlock,
-            UserMessage,
-        )
-
-        options = build_options(
-            spec,
-            cwd=self.workspace,
-            session_store=self.store,
-            resume=resume,
-            fork=fork,
-            resume_at=resume_at,
-            portable=self.portable,
-            workbench=self.workbench,
-            spill_threshold=self.spill_threshold,
-        )
-        options.env = {**options.env, **self._cli_env(spec)}
-
-        def say(kind: str, payload: dict[str, Any]) -> None:
-            if watch:
-                emit(Event(kind, payload, step=step), on_event)
-
-        got = _Attempt(session_id=result.session_id if result else resume)
-        stop = anyio.Event()
-        if watch:
-            self._stop, self._said, self._due = stop, None, False
-        api_error: str | None = None
-        last_message: str | None = None
-
-        def seen(sid: str | None) -> None:
-            if not sid or sid == got.session_id:
-                return
-            got.session_id = sid
-            if result is not None and watch:
-                result.session_id = sid
-                say("session", {"session_id": sid, "generation": len(result.retired)})
-                if self.on_session is not None:
-                    try:
-                        self.on_session(sid)
-                    except Exception as exc:  # the callback must not end the step
-                        print(f"flower: on_session failed: {exc!r}", file=sys.stderr)
-
-        async def interrupt_when_asked(client: Any) -> None:
-            await stop.wait()
-            with anyio.move_on_after(30):
-                try:
-                    await client.interrupt()
-                except Exception:  # the turn may already be over
-                    pass
-
-        try:
-            async with ClaudeSDKClient(options) as client, anyio.create_task_group() as tasks:
-                tasks.start_soon(interrupt_when_asked, client)
-                await client.query(prompt)
-                async for message in client.receive_response():
-                    if isinstance(message, SystemMessage):
-                        if message.subtype == "init":
-                            seen(message.data.get("session_id"))
-                    elif isinstance(message, AssistantMessage):
-                        seen(message.session_id)
-                        main = message.parent_tool_use_id is None
-                        if message.model == _SYNTHETIC_MODEL:
-                            api_error = message.error or api_error
-                            continue
-                        if main and watch:
-                            self._track(message, last_message, step, on_event, stop)
-                            last_message = message.message_id or last_message
-                        for block in message.content:
-                            if isinstance(block, ToolUseBlock):
-                                say("tool", {"name": block.name, "input": block.input,
-                                             "id": block.id, "subagent": not main})  # fmt: skip
-                            elif isinstance(block, TextBlock) and main and block.text.strip():
-                                say("text", {"text": block.text})
-                    elif isinstance(message, UserMessage) and isinstance(message.content, list):
-                        for block in message.content:
-                            if isinstance(block, ToolResultBlock) and block.is_error:
-                                say("tool_error", {"id": block.tool_use_id,
-                                                   "text": _preview(block.content)})  # fmt: skip
-                    elif isinstance(message, ResultMessage):
-                        seen(message.session_id)
-                        got.cost_usd = float(message.total_cost_usd or 0.0)
-                        got.num_turns = int(message.num_turns or 0)
-                        got.text = message.result or ""
-                        got.ok = not message.is_error and message.subtype == "success"
-                        if not got.ok:
-                            got.error = _error_text(message, api_error)
-                tasks.cancel_scope.cancel()
-        except Exception as exc:  # the CLI died, could not start, or the stream broke
-            leaf = _leaf(exc)
-            got.ok = False
-            got.error = f"{type(leaf).__name__}: {leaf}".strip()
-        finally:
-            if watch:
-                self._stop = None
-        if watch and self._said is not None:
-            got.ok, got.error = False, self.INTERRUPTED
-        elif watch and self._due and not got.ok:
-            got.error = self.HANDOFF_DUE
-        if got.ok:
-            got.error = None
-        return got
+    ) -> Attempt:
+        """One client session (``core/attempt.py``) with this Runtime's live state."""
+        return await run_attempt(
+            self, self._live, spec, prompt, step=step, resume=resume, fork=fork,
+            resume_at=resume_at, on_event=on_event, result=result, watch=watch,
+        )  # fmt: skip
 
     def _cli_env(self, spec: AgentSpec) -> dict[str, str]:
-        """Variables the Runtime's policies add for the CLI; the spec's own ``env`` wins.
-
-        ``CLAUDE_CODE_MAX_RETRIES`` from ``resilience.cli_retries``; and, while flower
-        hands off full contexts, ``DISABLE_AUTO_COMPACT=1`` unless the spec says how to
-        compact (``spec.compact``). Otherwise the CLI would compact first, even reactively
-        when the API answers "prompt is too long", and the readable handoff would never
-        happen. A spec that wants the CLI's compaction as well sets ``compact``.
-        """
-        extra: dict[str, str] = {}
-        if self.resilience.cli_retries is not None:
-            extra["CLAUDE_CODE_MAX_RETRIES"] = str(self.resilience.cli_retries)
-        compaction = {"DISABLE_AUTO_COMPACT", "DISABLE_COMPACT"}
-        if self.handoff.enabled and spec.compact is None and not compaction & spec.env.keys():
-            extra["DISABLE_AUTO_COMPACT"] = "1"
-        return {k: v for k, v in extra.items() if k not in spec.env}
-
-    def _track(
-        self,
-        message: Any,
-        previous_id: str | None,
-        step: str,
-        on_event: EventCallback | None,
-        stop: Any,
-    ) -> None:
-        """Follow the context level from the usage the model reports for the main thread.
-
-        One API message arrives as one AssistantMessage per content block, all with the
-        same ``message_id`` and usage; the level is input + cache read + cache creation
-        of the latest message.
-        """
-        level = context_size(message.usage or {})
-        if level <= 0 or (message.message_id and message.message_id == previous_id):
-            return
-        self._ctx = level
-        policy = self.handoff
-        emit(
-            Event("context", {"used": level, "window": policy.window, "at": policy.at}, step=step),
-            on_event,
-        )
-        if not policy.enabled:
-            return
-        if level >= policy.warn_at and not self._warned:
-            self._warned = True
-            payload = {"phase": "near", "used": level, "at": policy.at, "window": policy.window}
-            emit(Event("handoff", payload, step=step), on_event)
-        if level >= policy.at and not self._due:
-            self._due = True
-            stop.set()
-
-    # --- handoff ------------------------------------------------------------------------
-
-    async def _hand_off(
-        self,
-        spec: AgentSpec,
-        step: str,
-        task: str,
-        result: StepResult,
-        on_event: EventCallback | None,
-        *,
-        overflow: bool,
-    ) -> Handoff:
-        """Have the full session's handoff written (through the plugins), save it."""
-        from flower.plugin_types import HandoffRequest
-        from flower.plugins import get_plugin_manager
-
-        sid = result.session_id
-        assert sid is not None
-        used, window = self._ctx, self.handoff.window
-        generation = len(result.retired)
-        emit(
-            Event(
-                "handoff",
-                {"phase": "writing", "session_id": sid, "used": used, "window": window,
-                 "generation": generation, "overflow": overflow},
-                step=step,
-            ),
-            on_event,
-        )  # fmt: skip
-        lifted = replace(spec, max_budget_usd=None)
-
-        async def ask(text: str) -> StepResult:
-            round_ = StepResult(step=step, session_id=sid, started_at=time.time())
-            got = await self._attempt(
-                lifted, text, step=step, resume=sid, fork=False, resume_at=None,
-                on_event=None, result=None, watch=False,
-            )  # fmt: skip
-            round_.ok, round_.text, round_.error = got.ok, got.text, got.error
-            round_.cost_usd, round_.num_turns = got.cost_usd, got.num_turns
-            round_.ended_at = time.time()
-            result.cost_usd += got.cost_usd
-            return round_
-
-        request = HandoffRequest(
-            runtime=self,
-            spec=spec,
-            step=step,
-            session_id=sid,
-            prompt=task,
-            used=used,
-            window=window,
-            overflow=overflow,
-            generation=generation,
-            ask=ask,
-        )
-        try:
-            pending = get_plugin_manager().hook.flower_handoff_writer(request=request)
-            doc = (
-                await pending
-                if pending is not None
-                else degraded(step, task, why="no handoff writer")
-            )
-        except Exception as exc:  # a broken writer must not lose the step
-            doc = degraded(step, task, why=f"{type(exc).__name__}: {exc}")
-        doc.step = step
-        path: Path | None = None
-        if self.workbench is not None:
-            try:
-                path = save(doc, self.workbench)
-            except (OSError, WorkbenchError) as exc:  # e.g. notes/ made a link out of it
-                print(f"flower: could not save the handoff of {step!r}: {exc}", file=sys.stderr)
-        payload = {
-            "phase": "done",
-            "degraded": doc.degraded,
-            "path": str(path) if path else None,
-            "sections": [name for name, text in doc.sections().items() if text.strip()],
-            "session_id": sid,
-            "generation": generation + 1,
-        }
-        emit(Event("handoff", payload, step=step), on_event)
-        return doc
+        """What the policies add to the CLI's environment (see ``attempt.cli_env``)."""
+        return cli_env(spec, self.resilience, self.handoff)
 
     # --- bookkeeping --------------------------------------------------------------------
 
     def _finish(self, result: StepResult, on_event: EventCallback | None) -> None:
+        if self._current is result:
+            self._current = None
         result.ended_at = time.time()
-        result.context = self._ctx
-        self.results.append(result)
+        result.context = self._live.ctx
+        if not any(r is result for r in self.results):  # rescue() may have added it
+            self.results.append(result)
         try:
             self.manifest.write(manifest_row(r, self.run_id) for r in self.results)
         except OSError as exc:  # the step's outcome matters more than its bookkeeping
@@ -720,40 +518,6 @@ def _load_dotenv(workspace: Path) -> None:
     there = workspace / ".env"
     if there.is_file() and (not here or Path(here).resolve() != there.resolve()):
         load_dotenv(there, override=False)
-
-
-def _error_text(message: Any, api_error: str | None) -> str:
-    """One line that says why a turn failed, with what the classifier needs.
-
-    The CLI's prose ("API Error: 529 Overloaded…"), then the HTTP status and the SDK's
-    error category, then the result subtype when it is not ``success``.
-    """
-    errors = [e for e in (message.errors or []) if isinstance(e, str) and e.strip()]
-    prose = "; ".join(errors) or (message.result or "").strip()
-    tags = []
-    if message.api_error_status:
-        tags.append(f"HTTP {message.api_error_status}")
-    if api_error:
-        tags.append(api_error)
-    if message.subtype and message.subtype != "success":
-        tags.append(message.subtype)
-    if message.terminal_reason and message.terminal_reason not in ("completed",):
-        tags.append(message.terminal_reason)
-    text = prose or "the turn failed"
-    return f"{text} ({', '.join(tags)})" if tags else text
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real exception inside (nested) exception groups, which task groups add."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _preview(content: Any, limit: int = 300) -> str:
-    if isinstance(content, list):
-        content = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    return one_line(str(content or ""), limit)
 
 
 def _run_sync(make: Callable[[], Any]) -> Any:

@@ -1,0 +1,353 @@
+"""One attempt of a step: one ``ClaudeSDKClient`` session, read until its turn ends.
+
+The Runtime's loop (``core/runtime.py``) decides what an attempt's outcome means
+(success, retry, handoff, the human's remark); this module only runs the session and
+reports: the session id the moment it is known, the context level of every main-thread
+reply, what the agent does, and why a turn failed. It also owns :class:`Live`, the
+state of the turn running now, which is what another thread touches when the human
+interrupts.
+
+The SDK is imported inside the functions that need it, so ``import flower`` stays light.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from flower.core.agent import build_options
+from flower.core.events import Event, EventCallback, emit
+from flower.core.text import one_line
+from flower.stores.transcript import context_size
+
+if TYPE_CHECKING:
+    from flower.core.agent import AgentSpec, HandoffPolicy
+    from flower.core.resilience import Resilience
+    from flower.core.result import StepResult
+    from flower.core.runtime import Runtime
+
+#: What the attempt's synthetic messages and results look like when the CLI made them up.
+SYNTHETIC_MODEL = "<synthetic>"
+
+
+@dataclass
+class Attempt:
+    """What one client session reported, before the loop decides what it means."""
+
+    session_id: str | None = None
+    ok: bool = False
+    text: str = ""
+    error: str | None = None
+    cost_usd: float = 0.0
+    num_turns: int = 0
+    #: The human's remark when an interrupt ended this turn.
+    said: str | None = None
+
+
+class Live:
+    """The turn running now: its stop switch, the human's remark, the context level.
+
+    :meth:`interrupt` may be called from any thread. The stop switch is an
+    ``anyio.Event`` of the loop running the attempt, which must only be set from that
+    loop's thread; from another thread the set is scheduled into the loop
+    (``call_soon_threadsafe``), never waited for, so a UI thread cannot deadlock
+    against the loop. A lock makes "is a turn running, then record the remark" one step
+    against the attempt closing at the same moment.
+    """
+
+    def __init__(self) -> None:
+        self.ctx = 0
+        self.warned = False
+        self.due = False
+        self._lock = threading.Lock()
+        self._stop: Any = None  # anyio.Event of the running attempt
+        self._thread: int | None = None
+        self._schedule: Callable[[Callable[[], object]], object] | None = None
+        self._said: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._stop is not None
+
+    def reset_level(self) -> None:
+        self.ctx, self.warned = 0, False
+
+    def open(self, stop: Any) -> None:
+        """Start a watched turn (in the loop's thread) with ``stop`` as its switch."""
+        schedule = _scheduler()
+        with self._lock:
+            self._stop, self._said, self.due = stop, None, False
+            self._thread, self._schedule = threading.get_ident(), schedule
+
+    def close(self) -> str | None:
+        """End the turn; returns the human's remark if one arrived for it."""
+        with self._lock:
+            said, self._said = self._said, None
+            self._stop = self._schedule = self._thread = None
+        return said
+
+    def interrupt(self, said: str) -> bool:
+        with self._lock:
+            stop = self._stop
+            if stop is None:
+                return False
+            if threading.get_ident() == self._thread:
+                stop.set()
+            else:
+                assert self._schedule is not None
+                try:
+                    self._schedule(stop.set)
+                except RuntimeError:  # the loop has just closed: nothing is running
+                    return False
+            self._said = said
+            return True
+
+
+def _scheduler() -> Callable[[Callable[[], object]], object]:
+    """How another thread gets a callback run in the current event loop, non-blocking."""
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop().call_soon_threadsafe
+    except RuntimeError:  # anyio on trio
+        import trio
+
+        token = trio.lowlevel.current_trio_token()
+        return token.run_sync_soon
+
+
+def cli_env(spec: AgentSpec, resilience: Resilience, handoff: HandoffPolicy) -> dict[str, str]:
+    """Variables the Runtime's policies add for the CLI; the spec's own ``env`` wins.
+
+    ``CLAUDE_CODE_MAX_RETRIES`` from ``resilience.cli_retries``; and, while flower
+    hands off full contexts, ``DISABLE_AUTO_COMPACT=1`` unless the spec says how to
+    compact (``spec.compact``). Otherwise the CLI would compact first, even reactively
+    when the API answers "prompt is too long", and the readable handoff would never
+    happen. A spec that wants the CLI's compaction as well sets ``compact``.
+    """
+    extra: dict[str, str] = {}
+    if resilience.cli_retries is not None:
+        extra["CLAUDE_CODE_MAX_RETRIES"] = str(resilience.cli_retries)
+    compaction = {"DISABLE_AUTO_COMPACT", "DISABLE_COMPACT"}
+    if handoff.enabled and spec.compact is None and not compaction & spec.env.keys():
+        extra["DISABLE_AUTO_COMPACT"] = "1"
+    return {k: v for k, v in extra.items() if k not in spec.env}
+
+
+def extra_dirs(rt: Runtime, spec: AgentSpec) -> list[str] | None:
+    """The workbench root when it lies outside the workspace and this agent uses it.
+
+    Measured with the bundled CLI: a worker subagent of a coordinator running in
+    ``acceptEdits`` (the coordinator itself without Write) is refused a Write into
+    ``<run_dir>/workbench`` ("…you haven't granted it yet") unless the folder is one of
+    the session's ``add_dirs``; inside the workspace it needs nothing.
+    """
+    wb = rt.workbench
+    if wb is None or not spec.workbench or not wb.external:
+        return None
+    return [str(wb.root)]
+
+
+async def run_attempt(
+    rt: Runtime,
+    live: Live,
+    spec: AgentSpec,
+    prompt: str,
+    *,
+    step: str,
+    resume: str | None,
+    fork: bool,
+    resume_at: str | None,
+    on_event: EventCallback | None,
+    result: StepResult | None,
+    watch: bool = True,
+) -> Attempt:
+    """One client session: send ``prompt``, read until the turn's result.
+
+    With ``watch`` (every attempt but the handoff round) it tracks the context
+    level, announces ``near``, ends the turn when the context crosses
+    ``handoff.at``, reports what the agent does, and honours an interrupt.
+    Without it nothing is emitted: the handoff round is not shown.
+    """
+    import anyio
+    from claude_agent_sdk import (
+        AssistantMessage,
+        ClaudeSDKClient,
+        ResultMessage,
+        SystemMessage,
+        TextBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+        UserMessage,
+    )
+
+    options = build_options(
+        spec,
+        cwd=rt.workspace,
+        session_store=rt.store,
+        resume=resume,
+        fork=fork,
+        resume_at=resume_at,
+        portable=rt.portable,
+        add_dirs=extra_dirs(rt, spec),
+        workbench=rt.workbench,
+        spill_threshold=rt.spill_threshold,
+    )
+    options.env = {**options.env, **cli_env(spec, rt.resilience, rt.handoff)}
+
+    def say(kind: str, payload: dict[str, Any]) -> None:
+        if watch:
+            emit(Event(kind, payload, step=step), on_event)
+
+    got = Attempt(session_id=result.session_id if result else resume)
+    stop = anyio.Event()
+    if watch:
+        live.open(stop)
+    api_error: str | None = None
+    last_message: str | None = None
+
+    def seen(sid: str | None) -> None:
+        if not sid or sid == got.session_id:
+            return
+        got.session_id = sid
+        if result is not None and watch:
+            result.session_id = sid
+            say("session", {"session_id": sid, "generation": len(result.retired)})
+            if rt.on_session is not None:
+                try:
+                    rt.on_session(sid)
+                except Exception as exc:  # the callback must not end the step
+                    print(f"flower: on_session failed: {exc!r}", file=sys.stderr)
+
+    async def interrupt_when_asked(client: Any) -> None:
+        await stop.wait()
+        with anyio.move_on_after(30):
+            try:
+                await client.interrupt()
+            except Exception:  # the turn may already be over
+                pass
+
+    said: str | None = None
+    try:
+        async with ClaudeSDKClient(options) as client, anyio.create_task_group() as tasks:
+            tasks.start_soon(interrupt_when_asked, client)
+            await client.query(prompt)
+            async for message in client.receive_response():
+                if isinstance(message, SystemMessage):
+                    if message.subtype == "init":
+                        seen(message.data.get("session_id"))
+                elif isinstance(message, AssistantMessage):
+                    seen(message.session_id)
+                    main = message.parent_tool_use_id is None
+                    if message.model == SYNTHETIC_MODEL:
+                        api_error = message.error or api_error
+                        continue
+                    if main and watch:
+                        track(live, rt.handoff, message, last_message, step, on_event, stop)
+                        last_message = message.message_id or last_message
+                    for block in message.content:
+                        if isinstance(block, ToolUseBlock):
+                            say("tool", {"name": block.name, "input": block.input,
+                                         "id": block.id, "subagent": not main})  # fmt: skip
+                        elif isinstance(block, TextBlock) and main and block.text.strip():
+                            say("text", {"text": block.text})
+                elif isinstance(message, UserMessage) and isinstance(message.content, list):
+                    for block in message.content:
+                        if isinstance(block, ToolResultBlock) and block.is_error:
+                            say("tool_error", {"id": block.tool_use_id,
+                                               "text": preview(block.content)})  # fmt: skip
+                elif isinstance(message, ResultMessage):
+                    seen(message.session_id)
+                    got.cost_usd = float(message.total_cost_usd or 0.0)
+                    got.num_turns = int(message.num_turns or 0)
+                    got.text = message.result or ""
+                    got.ok = not message.is_error and message.subtype == "success"
+                    if not got.ok:
+                        got.error = error_text(message, api_error)
+            tasks.cancel_scope.cancel()
+    except Exception as exc:  # the CLI died, could not start, or the stream broke
+        inner = leaf(exc)
+        got.ok = False
+        got.error = f"{type(inner).__name__}: {inner}".strip()
+    finally:
+        if watch:
+            said = live.close()
+    if watch and said is not None:
+        got.said = said
+        got.ok, got.error = False, rt.INTERRUPTED
+    elif watch and live.due and not got.ok:
+        got.error = rt.HANDOFF_DUE
+    if got.ok:
+        got.error = None
+    return got
+
+
+def track(
+    live: Live,
+    policy: HandoffPolicy,
+    message: Any,
+    previous_id: str | None,
+    step: str,
+    on_event: EventCallback | None,
+    stop: Any,
+) -> None:
+    """Follow the context level from the usage the model reports for the main thread.
+
+    One API message arrives as one AssistantMessage per content block, all with the
+    same ``message_id`` and usage; the level is input + cache read + cache creation
+    of the latest message.
+    """
+    level = context_size(message.usage or {})
+    if level <= 0 or (message.message_id and message.message_id == previous_id):
+        return
+    live.ctx = level
+    emit(
+        Event("context", {"used": level, "window": policy.window, "at": policy.at}, step=step),
+        on_event,
+    )
+    if not policy.enabled:
+        return
+    if level >= policy.warn_at and not live.warned:
+        live.warned = True
+        payload = {"phase": "near", "used": level, "at": policy.at, "window": policy.window}
+        emit(Event("handoff", payload, step=step), on_event)
+    if level >= policy.at and not live.due:
+        live.due = True
+        stop.set()
+
+
+def error_text(message: Any, api_error: str | None) -> str:
+    """One line that says why a turn failed, with what the classifier needs.
+
+    The CLI's prose ("API Error: 529 Overloaded…"), then the HTTP status and the SDK's
+    error category, then the result subtype when it is not ``success``.
+    """
+    errors = [e for e in (message.errors or []) if isinstance(e, str) and e.strip()]
+    prose = "; ".join(errors) or (message.result or "").strip()
+    tags = []
+    if message.api_error_status:
+        tags.append(f"HTTP {message.api_error_status}")
+    if api_error:
+        tags.append(api_error)
+    if message.subtype and message.subtype != "success":
+        tags.append(message.subtype)
+    if message.terminal_reason and message.terminal_reason not in ("completed",):
+        tags.append(message.terminal_reason)
+    text = prose or "the turn failed"
+    return f"{text} ({', '.join(tags)})" if tags else text
+
+
+def leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside (nested) exception groups, which task groups add."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def preview(content: Any, limit: int = 300) -> str:
+    if isinstance(content, list):
+        content = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return one_line(str(content or ""), limit)

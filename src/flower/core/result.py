@@ -1,0 +1,46 @@
+"""What one step cost and produced: the :class:`StepResult` a Runtime returns.
+
+Its own module so the Runtime and the attempt reader can both use it without importing
+each other; ``flower.core.runtime.StepResult`` is the documented place to import it from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["KILLED", "StepResult"]
+
+#: ``StepResult.error`` of a step that was in flight when a signal ended the process.
+KILLED = "killed-by-signal"
+
+
+@dataclass
+class StepResult:
+    """Everything flower accounts for one finished step.
+
+    ``attempts`` counts attempts that failed and were retried (plus the last one): a
+    human interrupt and a handoff are not failed attempts. ``errors`` keeps every error
+    met on the way, ``error`` only the one the step ended with. ``retired`` lists the
+    session ids handed off, oldest first; ``session_id`` is the one the step ended in.
+    ``context`` is the context size (tokens) the model last reported.
+    """
+
+    step: str
+    session_id: str | None = None
+    ok: bool = False
+    cost_usd: float = 0.0
+    num_turns: int = 0
+    text: str = ""
+    error: str | None = None
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    attempts: int = 1
+    errors: list[str] = field(default_factory=list)
+    resumed: bool = False
+    retired: list[str] = field(default_factory=list)
+    context: int = 0
+
+    @property
+    def duration_s(self) -> float:
+        """Wall time of the step, handoffs and waits included."""
+        return max(0.0, self.ended_at - self.started_at) if self.ended_at else 0.0

@@ -1,0 +1,87 @@
+"""Hangups and terminations: save what is in flight, then leave.
+
+The default action of SIGHUP (a terminal window closed, an SSH session dropped) and of
+SIGTERM (``kill``, a container stopping) ends Python on the spot: no ``finally`` runs, so
+the step in flight never reaches ``manifest.json``. :func:`rescue_on_signals` installs
+handlers that call a rescue function first (synchronous, small: one locked file write),
+then exit with the shell's convention ``128 + signum``.
+
+The exit is ``SystemExit`` raised in the main thread, so ``finally`` blocks still run
+(the CLI subprocess is stopped, a terminal leaves cbreak mode). Unwinding could hang on
+something that no longer answers, so a watchdog ends the process with ``os._exit``
+after ``grace`` seconds; a second signal does it at once. The rescue has already
+written what matters by then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from types import FrameType
+from typing import Any
+
+__all__ = ["DEFAULT_SIGNALS", "rescue_on_signals"]
+
+#: The signals whose default action kills the process without cleanup and that mean
+#: "stop now" (SIGINT is the human's Ctrl-C, handled by the command line: an interrupt).
+DEFAULT_SIGNALS: tuple[str, ...] = ("SIGHUP", "SIGTERM")
+
+
+@contextlib.contextmanager
+def rescue_on_signals(
+    rescue: Callable[[], None],
+    *,
+    signals: Iterable[int | str] = DEFAULT_SIGNALS,
+    grace: float = 10.0,
+) -> Iterator[None]:
+    """Within the block, the ``signals`` call ``rescue()`` and exit with 128 + signum.
+
+    Must be entered in the main thread (Python delivers signals only there). A signal
+    this process ignores (``nohup`` sets SIGHUP to ignore) stays ignored; a signal the
+    platform lacks is skipped. The previous handlers come back when the block ends.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        raise RuntimeError("rescue_on_signals() must be entered in the main thread")
+    exiting = threading.Event()
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        code = 128 + signum
+        if exiting.is_set():  # a second signal while unwinding: leave now
+            os._exit(code)
+        exiting.set()
+        try:
+            rescue()
+        except BaseException as exc:  # the rescue must not stop the exit
+            with contextlib.suppress(Exception):
+                print(f"flower: rescue failed: {exc!r}", file=sys.stderr)
+        watchdog = threading.Timer(grace, os._exit, args=(code,))
+        watchdog.daemon = True
+        watchdog.start()
+        raise SystemExit(code)
+
+    previous: dict[int, Any] = {}
+    try:
+        for sig in _resolve(signals):
+            current = signal.getsignal(sig)
+            if current is signal.SIG_IGN:
+                continue
+            previous[sig] = current
+            signal.signal(sig, handler)
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old if old is not None else signal.SIG_DFL)
+
+
+def _resolve(signals: Iterable[int | str]) -> list[int]:
+    found: list[int] = []
+    for sig in signals:
+        number = getattr(signal, sig, None) if isinstance(sig, str) else sig
+        if number is None:
+            continue  # e.g. SIGHUP on Windows
+        found.append(int(number))
+    return found
