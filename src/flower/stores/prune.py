@@ -10,7 +10,21 @@ Three things go before the transcript is fed back to the model (001, «Усто�
   the newest one stops it repeating the same call at once). The call and its result
   go together, so no ``tool_use`` is left without its ``tool_result``;
 - results left by an interrupt keep their record; only their text becomes the neutral
-  :data:`INTERRUPTED_NOTE`.
+  :data:`INTERRUPTED_NOTE`;
+- a ``tool_use`` that never got its ``tool_result`` (the process was killed while the
+  tool ran) gets one, an error carrying :data:`ORPHAN_NOTE`, in the user message right
+  after the call, so the API never sees a dangling call.
+
+What the bundled CLI (2.1.x) does with such an orphan, measured by killing a session
+mid-``Bash`` and resuming it from the store in a fresh HOME: when the orphan is the
+last message it heals it itself, with an English result ("[Tool call interrupted: the
+session ended before this call's result was recorded…]", ``toolDenialKind:
+"interrupted"``) and a placeholder reply, and writes both back; a call with a result
+beside it in the same message is healed the same way. When anything follows the orphan
+(a later prompt, written by a process that died before the CLI could heal) the CLI
+silently drops the whole assistant message with the call: the model no longer knows it
+ran the command. Healing at load time covers both cases with one wording; the CLI's own
+healed results get the same note, so the model reads one language whoever healed.
 
 Every removal re-links the lines that pointed at a removed line (``parentUuid``, and
 ``logicalParentUuid``/``leafUuid``) to its nearest surviving ancestor: the transcript is
@@ -22,6 +36,7 @@ spilling of large results; pruning, expiry and neutralising still happen.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +44,7 @@ from typing import Any
 from flower.stores.transcript import (
     LINK_FIELDS,
     Entry,
+    blocks,
     is_synthetic,
     result_text,
     tool_results,
@@ -36,10 +52,25 @@ from flower.stores.transcript import (
 )
 from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy, replace_text
 
-__all__ = ["INTERRUPTED_NOTE", "PrunePolicy", "PruningSessionStore"]
+__all__ = ["INTERRUPTED_NOTE", "ORPHAN_NOTE", "PrunePolicy", "PruningSessionStore"]
 
 #: What an interrupted call's result says after pruning.
 INTERRUPTED_NOTE = "[上一轮在此处被中断,该工具结果未产生]"
+
+#: The result given to a call that never got one: the process ended while it ran, so
+#: whether it took effect is unknown.
+ORPHAN_NOTE = "[上一轮在这次工具调用运行时被终止,没有留下结果;它是否已经生效未知,依赖它之前先核实]"
+
+#: Fixed namespace of the ids of healed lines: the same stored transcript heals to the
+#: same line every load, so lines the CLI writes after it keep a parent that exists.
+_HEAL_NAMESPACE = uuid.UUID("5f0c8a52-7f57-4d0e-9a51-0d3b8f1e6c21")
+#: ``toolDenialKind`` of the result the CLI itself synthesizes for an orphan on resume.
+_CLI_HEALED = "interrupted"
+#: Fields a healed line copies from the call's line, so it looks like the CLI's own.
+_CONTEXT_FIELDS = (
+    "isSidechain", "agentId", "sessionId", "cwd", "version", "gitBranch", "userType",
+    "entrypoint", "timestamp",
+)  # fmt: skip
 
 #: How the CLI words a result cut short by an interrupt (2.1.x), for transcripts that
 #: predate the ``toolDenialKind`` field.
@@ -58,12 +89,17 @@ class PrunePolicy:
         drop_api_errors: Remove synthetic API-error lines.
         neutralize_interrupts: Replace interrupted results' text with ``note``.
         note: The neutral text for an interrupted result.
+        heal_orphans: Give every call without a result an error result saying
+            ``orphan_note`` (and reword the CLI's own such results to it).
+        orphan_note: The text of a healed result.
     """
 
     keep_denials: int = 1
     drop_api_errors: bool = True
     neutralize_interrupts: bool = True
     note: str = INTERRUPTED_NOTE
+    heal_orphans: bool = True
+    orphan_note: str = ORPHAN_NOTE
 
 
 class PruningSessionStore(TrimmingSessionStore):
@@ -87,7 +123,8 @@ class PruningSessionStore(TrimmingSessionStore):
         return self.prune(entries)
 
     def prune(self, entries: list[Entry]) -> list[Entry]:
-        """Drop synthetic errors and old denials, neutralise interrupts, re-link the chain."""
+        """Drop synthetic errors and old denials, neutralise interrupts, re-link the
+        chain, then heal orphaned calls."""
         policy = self.prune_policy
         removed: set[int] = set()
         if policy.drop_api_errors:
@@ -101,6 +138,9 @@ class PruningSessionStore(TrimmingSessionStore):
                 continue
             if _is_denial(entry):
                 denials.append((index, entry, block))
+            elif policy.heal_orphans and entry.get("toolDenialKind") == _CLI_HEALED:
+                block["content"] = replace_text(block.get("content"), policy.orphan_note)
+                self._count("orphans")
             elif policy.neutralize_interrupts and _is_interrupted(entry, block):
                 block["content"] = replace_text(block.get("content"), policy.note)
                 self._count("interrupted")
@@ -114,9 +154,57 @@ class PruningSessionStore(TrimmingSessionStore):
                 if use is not None and _drop_block(entries[use[0]], use[1]):
                     removed.add(use[0])
             self._count("denials", len(old))
-        if not removed:
+        if removed:
+            entries = relink(
+                [e for i, e in enumerate(entries) if i not in removed], entries, removed
+            )
+        if policy.heal_orphans:
+            entries = self.heal(entries)
+        return entries
+
+    def heal(self, entries: list[Entry]) -> list[Entry]:
+        """Answer every ``tool_use`` that has no ``tool_result`` with an error result.
+
+        The results of one assistant message go where the API wants them, in the user
+        message right after it: into the line already holding a result of that message
+        when there is one (parallel calls, one finished), else into a new user line
+        hung under the message's last line, whose other children move under the new
+        line so the chain runs call -> result -> whatever came next.
+        """
+        answered = {str(block.get("tool_use_id")) for _, _, block in tool_results(entries)}
+        last_line: dict[str, int] = {}
+        calls: dict[str, list[str]] = {}
+        orphans: dict[str, list[str]] = {}
+        for index, entry in enumerate(entries):
+            if entry.get("type") != "assistant" or not entry.get("uuid"):
+                continue
+            key = _message_key(entry)
+            last_line[key] = index
+            for block in blocks(entry):
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    call = str(block.get("id"))
+                    calls.setdefault(key, []).append(call)
+                    if call not in answered:
+                        orphans.setdefault(key, []).append(call)
+        if not orphans:
             return entries
-        return relink([e for i, e in enumerate(entries) if i not in removed], entries, removed)
+        note = self.prune_policy.orphan_note
+        inserted: dict[int, Entry] = {}
+        for key, ids in orphans.items():
+            results = [_orphan_result(call, note) for call in ids]
+            host = _result_line(entries, set(calls[key]))
+            if host is not None:
+                host["message"]["content"].extend(results)
+            else:
+                anchor = entries[last_line[key]]
+                inserted[last_line[key]] = _healed_line(anchor, results, entries)
+            self._count("orphans", len(ids))
+        healed: list[Entry] = []
+        for index, entry in enumerate(entries):
+            healed.append(entry)
+            if index in inserted:
+                healed.append(inserted[index])
+        return healed
 
 
 def relink(kept: list[Entry], original: list[Entry], removed: set[int]) -> list[Entry]:
@@ -141,6 +229,52 @@ def relink(kept: list[Entry], original: list[Entry], removed: set[int]) -> list[
             if value is not None and value in gone:
                 entry[field] = survivor(value)
     return kept
+
+
+def _message_key(entry: Entry) -> str:
+    """Which API message a line belongs to (one line per content block, one id)."""
+    message = entry.get("message")
+    if isinstance(message, dict) and message.get("id"):
+        return f"id:{message['id']}"
+    return f"line:{entry.get('uuid')}"
+
+
+def _orphan_result(call: str, note: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": call, "content": note, "is_error": True}
+
+
+def _result_line(entries: list[Entry], calls: set[str]) -> Entry | None:
+    """The first user line holding a result of one of ``calls``."""
+    for _, entry, block in tool_results(entries):
+        if str(block.get("tool_use_id")) in calls:
+            return entry
+    return None
+
+
+def _healed_line(anchor: Entry, results: list[dict[str, Any]], entries: list[Entry]) -> Entry:
+    """A user line with ``results`` under ``anchor``; ``anchor``'s children move under it."""
+    parent = anchor["uuid"]
+    own = str(
+        uuid.uuid5(_HEAL_NAMESPACE, f"{parent}:{','.join(r['tool_use_id'] for r in results)}")
+    )
+    for entry in entries:
+        if entry.get("parentUuid") == parent:
+            entry["parentUuid"] = own
+        if entry.get("leafUuid") == parent:
+            entry["leafUuid"] = own
+    line: Entry = {k: anchor[k] for k in _CONTEXT_FIELDS if k in anchor}
+    line.update(
+        {
+            "type": "user",
+            "uuid": own,
+            "parentUuid": parent,
+            "message": {"role": "user", "content": results},
+            "toolUseResult": results[0]["content"],
+            "sourceToolAssistantUUID": parent,
+            "flowerHealed": True,
+        }
+    )
+    return line
 
 
 def _is_denial(entry: Entry) -> bool:
