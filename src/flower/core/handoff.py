@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flower.core.sections import PLACEHOLDER, parse_sections
 from flower.core.workbench import ARCHIVE_DIRNAME, atomic_write, safe_name
 
 if TYPE_CHECKING:
@@ -74,10 +75,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "scene": ("现场", "现状", "环境", "关键文件", "scene", "state", "environment"),
 }
 
-#: Written by :meth:`Handoff.to_markdown` for an empty section; parsing it back counts
-#: the section as missing, so copying the template does not fake a complete document.
-PLACEHOLDER = "(未填)"
-
 #: The prompt of the handoff round, run as one more turn of the full session.
 HANDOFF_PROMPT = """上下文快满了:已用约 {used} tokens,窗口 {window} tokens。
 这件事马上要交给一个全新的会话接着做。它看不到这段对话,只能看到你现在写的交接文档。
@@ -129,100 +126,6 @@ def is_overflow(*texts: str | None) -> bool:
 # --- parsing -------------------------------------------------------------------------------
 
 _ALIAS_TO_FIELD = {alias.lower(): name for name, aliases in ALIASES.items() for alias in aliases}
-
-_PREFIX = re.compile(
-    r"^[ \t]*(?P<hash>#{1,6}[ \t]*)?(?P<bullet>[-*+][ \t]+)?(?P<num>\d+[.、)][ \t]*)?"
-    r"(?P<bold>\*\*|__)?[ \t]*"
-)
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+-]*)")
-_UNWRAP = frozenset({"markdown", "md"})
-
-
-def _drop_fences(lines: list[str]) -> list[str]:
-    """Remove fenced blocks; an unclosed fence drops everything after it.
-
-    A model that pastes code must not have a heading inside that code parsed as a
-    section, and a cut-off answer must not look complete. A ```` ```markdown ```` fence
-    is the model wrapping the document itself: its content is kept.
-    """
-    kept: list[str] = []
-    fence: str | None = None
-    unwrap = False
-    for line in lines:
-        marker = _FENCE.match(line)
-        if fence is None:
-            if marker:
-                fence, unwrap = marker.group(1), marker.group(2).lower() in _UNWRAP
-            else:
-                kept.append(line)
-            continue
-        bare = line.strip()
-        if marker and bare == fence[0] * len(bare) and len(bare) >= len(fence):
-            fence = None
-        elif unwrap:
-            kept.append(line)
-    return kept
-
-
-def _heading(line: str, aliases: list[str]) -> tuple[str, str] | None:
-    """``(alias, text after it)`` when ``line`` is a section heading.
-
-    Accepted: ``## 正在做``, ``**下一步**``, ``死路:``, ``3. 下一步``, ``- **现场**: ...``.
-    Text on the heading line belongs to the section. A bare word followed by text
-    (``下一步 先跑测试``) is a heading only with a marker (``#``, a number, bold), so a
-    sentence that happens to start with an alias stays a sentence.
-    """
-    prefix = _PREFIX.match(line)
-    assert prefix is not None  # every group is optional
-    bold = prefix.group("bold")
-    marked = bool(prefix.group("hash") or prefix.group("num") or bold)
-    tail = line[prefix.end() :]
-    lowered = tail.lower()
-    for alias in aliases:
-        if not lowered.startswith(alias):
-            continue
-        after = tail[len(alias) :].lstrip(" \t")
-        closed = False
-        if bold and after.startswith(bold):
-            after, closed = after[len(bold) :].lstrip(" \t"), True
-        if after[:1] in (":", ":"):
-            after = after[1:].lstrip(" \t")
-            if bold and not closed and after.startswith(bold):
-                after = after[len(bold) :]
-            return alias, after.strip()
-        if not after.strip():
-            return alias, ""
-        if marked and tail[len(alias) : len(alias) + 1] in (" ", "\t", "*", "_"):
-            return alias, after.strip()
-        return None
-    return None
-
-
-def parse_sections(text: str, aliases: dict[str, str]) -> dict[str, str]:
-    """Split ``text`` into sections by heading; the first non-empty one of a name wins.
-
-    ``aliases`` maps a lower-cased heading to a field name. Aliases are tried longest
-    first, so a short one (``决定``) never shadows a longer one starting with it.
-    """
-    ordered = sorted(aliases, key=len, reverse=True)
-    found: dict[str, str] = {}
-    current: str | None = None
-    buffer: list[str] = []
-
-    def close() -> None:
-        content = "\n".join(buffer).strip()
-        if current is not None and content and content != PLACEHOLDER:
-            found.setdefault(current, content)
-
-    for line in _drop_fences((text or "").splitlines()):
-        hit = _heading(line, ordered)
-        if hit is None:
-            buffer.append(line)
-            continue
-        close()
-        current, buffer = aliases[hit[0]], [hit[1]] if hit[1] else []
-    close()
-    return found
 
 
 @dataclass

@@ -1,0 +1,135 @@
+"""The brief: the one thing the clarify conversation leaves behind.
+
+The questions and answers of clarifying are scaffolding, like a worker's trial and error:
+they stay on disk and out of every later context. Downstream sessions start from four
+sections, each there to stop one kind of failure:
+
+- 目标 (goal): building the wrong thing;
+- 验收标准 (accept): nobody able to say whether it is done;
+- 边界 (bounds): scope creep, for every worker downstream;
+- 未知与假设 (unknowns): silent wrong premises. What was not asked, what a timeout left
+  open, what was guessed, written where a later reader can catch it.
+
+Only these four sections are read; anything else in the clarifier's answer (it has been
+seen pasting whole files) is dropped. Once complete, the brief is frozen to disk
+(:meth:`Brief.write`); a human changes requirements by editing that file or by an
+amendment block appended to it (:func:`amendment`), which lands in 未知与假设.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flower.core.sections import PLACEHOLDER, load_text, parse_sections, save_text
+
+#: Field -> its heading, in document order.
+SECTIONS: dict[str, str] = {
+    "goal": "目标",
+    "accept": "验收标准",
+    "bounds": "边界",
+    "unknowns": "未知与假设",
+}
+
+#: Headings a model writes for the same sections (matched longest first, any case).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "goal": ("目标", "goal"),
+    "accept": ("验收标准", "验收条件", "完成标准", "验收", "acceptance criteria", "acceptance"),
+    "bounds": ("边界", "范围边界", "不做什么", "范围", "bounds", "scope"),
+    "unknowns": (
+        "未知与假设",
+        "未知项与假设",
+        "已知未知",
+        "未知项",
+        "假设",
+        "未知",
+        "unknowns and assumptions",
+        "unknowns",
+        "assumptions",
+    ),
+}
+
+_ALIAS_TO_FIELD = {alias.lower(): name for name, aliases in ALIASES.items() for alias in aliases}
+
+#: The last section: amendment blocks appended to the file belong to it.
+_APPENDIX = "unknowns"
+
+TITLE = "# 需求确认书"
+_NOTE = "> 澄清之后冻结的需求。要改需求,直接改这个文件;想从头再澄清一遍,删掉它重跑。"
+
+
+def amendment(text: str, *, label: str = "运行中补充", at: float | None = None) -> str:
+    """The block a human's mid-run amendment appends to a brief file.
+
+    Its first line is not a heading: the block lands in 未知与假设 and everything in it,
+    even a line such as ``边界: …``, is kept verbatim there (see ``AMEND_MARK``).
+    """
+    label = " ".join(str(label).split()) or "补充"
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+    return f"\n\n### 补充 · {label} · {stamp}(与上文冲突时以此为准)\n{(text or '').strip()}\n"
+
+
+@dataclass
+class Brief:
+    """A frozen requirement: complete when all four sections have text."""
+
+    goal: str = ""
+    accept: str = ""
+    bounds: str = ""
+    unknowns: str = ""
+    path: Path | None = field(default=None, compare=False)
+
+    @classmethod
+    def parse(cls, text: str) -> Brief:
+        """Read a clarifier's answer (or a brief file). Never raises; a section it cannot
+        find stays empty and :meth:`missing` names it."""
+        found = parse_sections(text, _ALIAS_TO_FIELD, appendix=_APPENDIX)
+        brief = cls()
+        for name, content in found.items():
+            setattr(brief, name, content)
+        return brief
+
+    def missing(self) -> list[str]:
+        """The headings of the empty sections, in document order, ready to show."""
+        return [heading for name, heading in SECTIONS.items() if not getattr(self, name).strip()]
+
+    def complete(self) -> bool:
+        return not self.missing()
+
+    def sections(self) -> dict[str, str]:
+        """Field -> text, in document order."""
+        return {name: getattr(self, name) for name in SECTIONS}
+
+    def to_markdown(self) -> str:
+        """The file a human reads and edits; an empty section shows the placeholder."""
+        parts = [TITLE, "", _NOTE, ""]
+        for name, heading in SECTIONS.items():
+            parts += [f"## {heading}", "", getattr(self, name).strip() or PLACEHOLDER, ""]
+        return "\n".join(parts)
+
+    def prompt_block(self) -> str:
+        """What a downstream session is given: the non-empty sections, nothing else."""
+        return "\n\n".join(
+            f"## {heading}\n{getattr(self, name).strip()}"
+            for name, heading in SECTIONS.items()
+            if getattr(self, name).strip()
+        )
+
+    def write(self, path: str | Path) -> Path:
+        """Freeze: write atomically (folders created) and remember ``path``."""
+        self.path = save_text(path, self.to_markdown())
+        return self.path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Brief | None:
+        """A brief file read back; ``None`` when absent, unreadable or not UTF-8."""
+        text = load_text(path)
+        if text is None:
+            return None
+        brief = cls.parse(text)
+        brief.path = Path(path)
+        return brief
+
+
+__all__ = ["ALIASES", "SECTIONS", "TITLE", "Brief", "amendment"]

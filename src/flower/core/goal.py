@@ -1,0 +1,338 @@
+"""The goal and the verdict: "is this round done?", decided by someone who did not do it.
+
+The brief stops "building the wrong thing"; this layer stops "calling it done too early".
+A worker judging its own work is systematically optimistic (half the tests run, one of
+three call sites fixed, "should be fine"), so an independent judge in its own session,
+with no write tools, first turns the brief into a :class:`Goal` (a statement and a list of
+checks that can each be run or observed here), then after each round answers with a
+:class:`Verdict`.
+
+Three outcomes, not two: ``achieved`` moves on; ``not_yet`` sends the worker back with what
+is missing (to carry on, not to restart); ``unreachable`` stops and asks the human, since
+another round cannot help. Without the third, a goal that cannot be met, or cannot be
+verified in this environment, burns round after round until the budget is gone.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flower.core.sections import PLACEHOLDER, bullets, inert, load_text, save_text, scan
+
+# --- the goal ------------------------------------------------------------------------------
+
+#: Field -> heading, in document order.
+SECTIONS: dict[str, str] = {"statement": "目标", "checks": "判定清单"}
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "statement": ("目标", "goal"),
+    "checks": ("判定清单", "判定条件", "验收清单", "检查项", "判定", "checks"),
+}
+_GOAL_FIELDS = {alias.lower(): name for name, aliases in ALIASES.items() for alias in aliases}
+
+#: The mark of a check this environment cannot verify: ``[此环境无法验证:<why>]``.
+UNVERIFIABLE = "此环境无法验证"
+_UNVERIFIABLE = re.compile(r"[\[【]\s*(?:此环境)?无法验证\s*[::\]】]")
+
+GOAL_TITLE = "# 完成判定"
+
+
+@dataclass
+class Goal:
+    """A frozen goal: one statement and checks that can each be decided on the spot.
+
+    "Make it good" cannot be judged; "``python conv.py a.md`` writes ``a.html`` containing
+    ``<h1>``" can. Complete when there is a statement and at least one check.
+    """
+
+    statement: str = ""
+    checks: list[str] = field(default_factory=list)
+    path: Path | None = field(default=None, compare=False)
+
+    @classmethod
+    def parse(cls, text: str) -> Goal:
+        """Read a judge's answer (or a goal file). Never raises."""
+        found = scan(text, _GOAL_FIELDS).found
+        checks = [c for c in bullets(found.get("checks", "")) if c != PLACEHOLDER]
+        return cls(statement=found.get("statement", ""), checks=checks)
+
+    @property
+    def unverifiable(self) -> list[str]:
+        """Checks marked as impossible to verify here.
+
+        Their fate is sealed when the goal is set: no round can pass them. Seeing them
+        now, before any work, costs nothing; seeing them at the verdict costs every round.
+        """
+        return [check for check in self.checks if _UNVERIFIABLE.search(check)]
+
+    def missing(self) -> list[str]:
+        """Headings of what is missing, in document order."""
+        return [
+            heading
+            for name, heading in SECTIONS.items()
+            if not (self.checks if name == "checks" else self.statement.strip())
+        ]
+
+    def complete(self) -> bool:
+        return not self.missing()
+
+    def to_markdown(self) -> str:
+        checks = "\n".join(f"- {check.strip()}" for check in self.checks if check.strip())
+        return "\n".join(
+            [
+                GOAL_TITLE,
+                "",
+                f"## {SECTIONS['statement']}",
+                "",
+                self.statement.strip() or PLACEHOLDER,
+                "",
+                f"## {SECTIONS['checks']}",
+                "",
+                checks or PLACEHOLDER,
+                "",
+            ]
+        )
+
+    def prompt_block(self) -> str:
+        """The non-empty parts, for the judge and the worker."""
+        parts = []
+        if self.statement.strip():
+            parts.append(f"## {SECTIONS['statement']}\n{self.statement.strip()}")
+        if self.checks:
+            items = "\n".join(f"- {check}" for check in self.checks)
+            parts.append(f"## {SECTIONS['checks']}\n{items}")
+        return "\n\n".join(parts)
+
+    def amend(self, text: str, *, label: str = "人修改", at: float | None = None) -> Goal:
+        """Append a human's change to the statement; returns ``self`` (chain ``.write``).
+
+        Appended, never overwritten: the old goal is history, and seeing what changed beats
+        not seeing it. A line of ``text`` that would read as a heading or a fence is quoted,
+        so the change stays inside the statement when the file is read back.
+        """
+        lines = (text or "").strip().splitlines()
+        if not lines:
+            return self
+        label = " ".join(str(label).split())
+        stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+        rest = inert("\n".join(lines[1:]), _GOAL_FIELDS)
+        block = f"({label} {stamp}) {lines[0].strip()}" + (f"\n{rest}" if rest else "")
+        old = self.statement.strip()
+        self.statement = f"{old}\n\n{block}" if old else block
+        return self
+
+    def write(self, path: str | Path) -> Path:
+        """Freeze: write atomically (folders created) and remember ``path``."""
+        self.path = save_text(path, self.to_markdown())
+        return self.path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Goal | None:
+        """A goal file read back; ``None`` when absent, unreadable or not UTF-8."""
+        text = load_text(path)
+        if text is None:
+            return None
+        goal = cls.parse(text)
+        goal.path = Path(path)
+        return goal
+
+
+# --- the verdict ---------------------------------------------------------------------------
+
+ACHIEVED, NOT_YET, UNREACHABLE = "achieved", "not_yet", "unreachable"
+
+VERDICT_SECTIONS: dict[str, str] = {"state": "结论", "reason": "理由", "failed": "未通过"}
+
+VERDICT_ALIASES: dict[str, tuple[str, ...]] = {
+    "state": ("结论", "判定", "判定结果", "verdict", "conclusion"),
+    "reason": ("理由", "原因", "reason"),
+    "failed": ("未通过", "未通过项", "没通过", "failed"),
+}
+_VERDICT_FIELDS = {
+    alias.lower(): name for name, aliases in VERDICT_ALIASES.items() for alias in aliases
+}
+
+#: State words, any position, case-insensitive. The regex tries them longest first and
+#: takes the leftmost match, so 未达成 is never read as 达成 and 无法达成 never as 达成.
+#: "Cannot verify here" is unreachable: another round cannot verify it either, and it must
+#: never pass as achieved.
+STATE_WORDS: dict[str, tuple[str, ...]] = {
+    UNREACHABLE: (
+        "无法达成",
+        "不可达成",
+        "做不到",
+        "无法验证",
+        "没法验证",
+        "验证不了",
+        "无法判定",
+        "unreachable",
+        "impossible",
+        "unverifiable",
+    ),
+    NOT_YET: (
+        "尚未达成",
+        "没有达成",
+        "未达成",
+        "没达成",
+        "not yet",
+        "not achieved",
+        "not_yet",
+        "no",
+    ),
+    ACHIEVED: ("已达成", "达成", "achieved", "yes"),
+}
+
+
+def _word(word: str) -> str:
+    if word.isascii():  # English words only on word boundaries (not "no" in "note")
+        body = r"\s+".join(re.escape(part) for part in word.split())
+        return rf"(?<![A-Za-z0-9_]){body}(?![A-Za-z0-9_])"
+    return re.escape(word)
+
+
+_ORDERED = sorted(
+    ((word, state) for state, words in STATE_WORDS.items() for word in words),
+    key=lambda pair: len(pair[0]),
+    reverse=True,
+)
+_STATE_RE = re.compile("|".join(f"({_word(word)})" for word, _ in _ORDERED), re.IGNORECASE)
+_STATE_OF = tuple(state for _, state in _ORDERED)
+_BARE_YES = re.compile(r"1|true", re.IGNORECASE)
+_BARE_NO = re.compile(r"0|false", re.IGNORECASE)
+_END_MARK = re.compile(r"[\s。.!!]+$")
+_NOTHING_FAILED = frozenset({"无", "没有", "none", "n/a", "全部通过"})
+
+#: What :meth:`Verdict.to_markdown` writes under 结论, read back as the same state.
+_SAY = {ACHIEVED: "已达成", NOT_YET: "未达成", UNREACHABLE: "无法达成"}
+#: Written for a verdict with no clear state: no state word, no digit, not the placeholder
+#: (an empty 结论 would send the reader searching the whole document).
+_VAGUE = "(判读不出)"
+
+VERDICT_TITLE = "# 裁判结论"
+
+
+def _state(text: str) -> str:
+    word = _STATE_RE.search(text)
+    if word is not None:
+        return _STATE_OF[(word.lastindex or 1) - 1]
+    if re.search(r"\b1\b", text):
+        return ACHIEVED
+    if re.search(r"\b0\b", text):
+        return NOT_YET
+    return ""
+
+
+def _failed(text: str) -> list[str]:
+    items = [item for item in bullets(text) if item != PLACEHOLDER]
+    if len(items) == 1 and _END_MARK.sub("", items[0]).lower() in _NOTHING_FAILED:
+        return []
+    return items
+
+
+@dataclass
+class Verdict:
+    """One judgement. ``state`` is ``achieved``, ``not_yet``, ``unreachable`` or ``""``.
+
+    An empty state means the answer could not be read: callers must treat it as not
+    achieved. "Could not tell" and "done" are different things, and confusing them lets a
+    vague sentence close the work.
+    """
+
+    state: str = ""
+    reason: str = ""
+    failed: list[str] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, text: str) -> Verdict:
+        """Read a judge's answer. Never raises.
+
+        1. The 结论 section (or 判定 …) is the conclusion. 2. With no heading at all, a bare
+        ``1``/``true`` or ``0``/``false`` answer is read as such. 3. Otherwise the leftmost
+        state word in the conclusion (the whole text when there is no 结论 section).
+        4. Failing that a standalone ``1`` / ``0``. 5. Else no state.
+        Without any heading, the whole answer is the reason.
+        """
+        read = scan(text, _VERDICT_FIELDS)
+        if not read.headed:
+            if _BARE_YES.fullmatch(read.plain):
+                return cls(state=ACHIEVED)
+            if _BARE_NO.fullmatch(read.plain):
+                return cls(state=NOT_YET)
+        reason = read.found.get("reason", "")
+        if not read.headed and read.plain != PLACEHOLDER:
+            reason = read.plain
+        return cls(
+            state=_state(read.found.get("state") or read.plain),
+            reason=reason,
+            failed=_failed(read.found.get("failed", "")),
+        )
+
+    @property
+    def achieved(self) -> bool:
+        return self.state == ACHIEVED
+
+    @property
+    def unreachable(self) -> bool:
+        return self.state == UNREACHABLE
+
+    @property
+    def ok(self) -> bool:
+        """Whether a clear state was read; a verdict that is not ``ok`` is not a pass."""
+        return self.state in _SAY
+
+    def feedback(self) -> str:
+        """What the worker is told at the start of its next round: where it falls short,
+        not how to fix it (that is its job), and to continue rather than start over."""
+        opening = {
+            ACHIEVED: "裁判认为目标已经达成。",
+            NOT_YET: "裁判认为上一轮的结果还没有达成目标。",
+            UNREACHABLE: "裁判认为按现在的条件这个目标达不到,或者在这个环境里验证不了。",
+        }.get(self.state, "裁判没有给出明确的结论,这一轮按没有达成处理。")
+        parts = [opening, "", "裁判的理由:", self.reason.strip() or "(裁判没有写理由)"]
+        if self.failed:
+            parts += ["", "没通过的检查:", *(f"- {item}" for item in self.failed)]
+        parts += [
+            "",
+            "在现在的基础上接着做,不要推倒重来:只补上面这些差距,已经做好的部分别动,"
+            "也不要扩大范围。",
+        ]
+        return "\n".join(parts)
+
+    def to_markdown(self) -> str:
+        failed = "\n".join(f"- {item.strip()}" for item in self.failed if item.strip())
+        return "\n".join(
+            [
+                VERDICT_TITLE,
+                "",
+                f"## {VERDICT_SECTIONS['state']}",
+                "",
+                _SAY.get(self.state, _VAGUE),
+                "",
+                f"## {VERDICT_SECTIONS['reason']}",
+                "",
+                self.reason.strip() or PLACEHOLDER,
+                "",
+                f"## {VERDICT_SECTIONS['failed']}",
+                "",
+                failed or "无",
+                "",
+            ]
+        )
+
+
+__all__ = [
+    "ACHIEVED",
+    "ALIASES",
+    "NOT_YET",
+    "SECTIONS",
+    "STATE_WORDS",
+    "UNREACHABLE",
+    "UNVERIFIABLE",
+    "VERDICT_ALIASES",
+    "VERDICT_SECTIONS",
+    "Goal",
+    "Verdict",
+]

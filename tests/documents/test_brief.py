@@ -1,0 +1,165 @@
+"""Brief: the four sections, their aliases, the freeze, the amendments."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from flower.core.brief import SECTIONS, Brief, amendment
+from flower.core.sections import PLACEHOLDER
+
+CLARIFIED = """明白了,整理如下。
+
+## 目标
+把 docs/ 下的 md 转成 html。
+
+**验收标准**: `python conv.py a.md` 产出 a.html
+
+3. 边界
+- 不动 docs/ 之外的文件
+
+未知与假设: 假设只有 GFM 表格
+
+```python
+# 澄清者顺手贴的代码
+## 目标
+print("not a heading")
+```
+"""
+
+
+def test_parse_reads_the_four_sections() -> None:
+    b = Brief.parse(CLARIFIED)
+    assert b == Brief(
+        goal="把 docs/ 下的 md 转成 html。",
+        accept="`python conv.py a.md` 产出 a.html",
+        bounds="- 不动 docs/ 之外的文件",
+        unknowns="假设只有 GFM 表格",
+    )
+    assert b.complete() and b.missing() == []
+
+
+@pytest.mark.parametrize(
+    ("heading", "name"),
+    [
+        ("未知与假设", "unknowns"),
+        ("未知项与假设", "unknowns"),
+        ("已知未知", "unknowns"),
+        ("未知项", "unknowns"),
+        ("假设", "unknowns"),
+        ("未知", "unknowns"),
+        ("验收标准", "accept"),
+        ("验收条件", "accept"),
+        ("完成标准", "accept"),
+        ("验收", "accept"),
+        ("边界", "bounds"),
+        ("范围边界", "bounds"),
+        ("不做什么", "bounds"),
+        ("范围", "bounds"),
+        ("目标", "goal"),
+        ("Goal", "goal"),
+        ("Acceptance criteria", "accept"),
+        ("acceptance", "accept"),
+        ("BOUNDS", "bounds"),
+        ("Scope", "bounds"),
+        ("Unknowns", "unknowns"),
+        ("Assumptions", "unknowns"),
+    ],
+)
+def test_aliases(heading: str, name: str) -> None:
+    b = Brief.parse(f"## {heading}\n内容")
+    assert b.sections() == {n: ("内容" if n == name else "") for n in SECTIONS}
+
+
+def test_missing_names_the_empty_sections_in_document_order() -> None:
+    assert Brief().missing() == ["目标", "验收标准", "边界", "未知与假设"]
+    assert Brief.parse("## 未知\nU\n## 目标\nG").missing() == ["验收标准", "边界"]
+    assert not Brief.parse("## 未知\nU\n## 目标\nG").complete()
+
+
+def test_a_copied_placeholder_counts_as_missing() -> None:
+    template = Brief(goal="G").to_markdown()
+    assert template.count(PLACEHOLDER) == 3
+    assert Brief.parse(template).missing() == ["验收标准", "边界", "未知与假设"]
+
+
+def test_an_unclosed_fence_drops_what_follows() -> None:
+    cut = "## 目标\nG\n## 验收标准\nA\n```bash\nls\n## 边界\nB\n## 未知与假设\nU"
+    assert Brief.parse(cut).missing() == ["边界", "未知与假设"]
+
+
+def test_the_first_non_empty_repeat_wins() -> None:
+    b = Brief.parse("## 目标\n\n## 目标\n第一\n## 目标\n第二")
+    assert b.goal == "第一"
+
+
+def test_to_markdown_has_a_title_and_every_heading_in_order() -> None:
+    md = Brief(goal="G", unknowns="U").to_markdown()
+    assert md.startswith("# ")
+    positions = [md.index(f"## {heading}\n") for heading in SECTIONS.values()]
+    assert positions == sorted(positions)
+    assert Brief.parse(md) == Brief(goal="G", unknowns="U")
+
+
+def test_prompt_block_has_only_the_non_empty_sections() -> None:
+    block = Brief(goal="G", bounds="B").prompt_block()
+    assert block == "## 目标\nG\n\n## 边界\nB"
+    assert Brief().prompt_block() == ""
+
+
+def test_write_freezes_atomically_and_load_reads_it_back(tmp_path: Path) -> None:
+    b = Brief.parse(CLARIFIED)
+    path = b.write(tmp_path / "deep" / "需求.md")
+    assert path == tmp_path / "deep" / "需求.md" and b.path == path
+    assert sorted(os.listdir(path.parent)) == ["需求.md"]  # no temporary left behind
+    back = Brief.load(path)
+    assert back == b and back is not None and back.path == path
+
+
+def test_load_returns_none_when_it_cannot_read(tmp_path: Path) -> None:
+    assert Brief.load(tmp_path / "none.md") is None
+    assert Brief.load(tmp_path) is None
+    (tmp_path / "bad.md").write_bytes(b"## \xd5\xe2\xca\xc7 gbk")
+    assert Brief.load(tmp_path / "bad.md") is None
+
+
+def test_a_hand_edited_file_is_read(tmp_path: Path) -> None:
+    path = Brief(goal="G", accept="A", bounds="B", unknowns="U").write(tmp_path / "需求.md")
+    path.write_text(path.read_text(encoding="utf-8").replace("\nB\n", "\n放宽到 B2\n"), "utf-8")
+    loaded = Brief.load(path)
+    assert loaded is not None and loaded.bounds == "放宽到 B2"
+
+
+def test_amendments_land_in_unknowns_and_survive_write_parse_and_prompt(tmp_path: Path) -> None:
+    path = Brief(goal="G", accept="A", bounds="只改 docs/", unknowns="U").write(
+        tmp_path / "需求.md"
+    )
+    # a human loosens a boundary: the text says 边界: and has a fence of its own
+    said = "边界: 也可以改 scripts/\n## 目标\n```\n代码\n"
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(amendment(said, label="运行中补充", at=0))
+        fh.write(amendment("第二条", label="人", at=60))
+    b = Brief.load(path)
+    assert b is not None
+    assert (b.goal, b.accept, b.bounds) == ("G", "A", "只改 docs/")
+    assert b.unknowns.startswith("U\n\n### 补充 · 运行中补充 · ")
+    assert "(与上文冲突时以此为准)\n边界: 也可以改 scripts/\n## 目标\n```\n代码" in b.unknowns
+    assert b.unknowns.count("### 补充 · ") == 2 and b.unknowns.endswith("第二条")
+    assert "边界: 也可以改 scripts/" in b.prompt_block()
+    b.write(path)
+    assert Brief.load(path) == b
+
+
+def test_an_amendment_fills_an_empty_unknowns() -> None:
+    b = Brief.parse(Brief(goal="G").to_markdown() + amendment("U 补上", at=0))
+    assert b.unknowns.startswith("### 补充 · 运行中补充 · 19")
+    assert b.unknowns.endswith("U 补上") and b.missing() == ["验收标准", "边界"]
+
+
+def test_amendment_block_format() -> None:
+    block = amendment("  文本  ", label="人 \n 说", at=0)
+    lines = block.strip("\n").splitlines()
+    assert lines[0].startswith("### 补充 · 人 说 · ")
+    assert lines[0].endswith("(与上文冲突时以此为准)") and lines[1:] == ["文本"]
