@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flower.core import brief, goal, handoff
-from flower.core.brief import Brief, amendment
+from flower.core.brief import Brief
 from flower.core.goal import Goal, Verdict
 from flower.core.handoff import Handoff
 from flower.core.sections import PLACEHOLDER
@@ -76,7 +76,7 @@ PIECES = [
     " ",
     "\u3000",
     "普通的一行正文,写着 `code` 和路径 src/a.py",
-    amendment("边界: 放宽", at=0).strip(),
+    "### 补充 · 人 · 2025-01-01 10:00(与上文冲突时以此为准)",
 ]
 BREAKS = ["\n"] * 6 + ["\r\n", "\r", "\u2028"]
 ALPHABET = "abc xyz#*-_:>`~[]()1.、\n\t\u3000目标边界结论达成未"

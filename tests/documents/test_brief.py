@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.brief import SECTIONS, Brief, amendment
+from flower.core.brief import SECTIONS, Brief
+from flower.core.human_records import amendment_block
 from flower.core.sections import PLACEHOLDER
 
 CLARIFIED = """明白了,整理如下。
@@ -132,34 +133,39 @@ def test_a_hand_edited_file_is_read(tmp_path: Path) -> None:
     assert loaded is not None and loaded.bounds == "放宽到 B2"
 
 
-def test_amendments_land_in_unknowns_and_survive_write_parse_and_prompt(tmp_path: Path) -> None:
+def test_channel_amendments_land_in_unknowns_and_survive_write_parse_prompt(
+    tmp_path: Path,
+) -> None:
     path = Brief(goal="G", accept="A", bounds="只改 docs/", unknowns="U").write(
         tmp_path / "需求.md"
     )
-    # a human loosens a boundary: the text says 边界: and has a fence of its own
-    said = "边界: 也可以改 scripts/\n## 目标\n```\n代码\n"
     with path.open("a", encoding="utf-8") as fh:
-        fh.write(amendment(said, label="运行中补充", at=0))
-        fh.write(amendment("第二条", label="人", at=60))
+        fh.write(amendment_block("边界: 也可以改 scripts/\n## 目标\n```\n代码\n", at=0))
+        fh.write(amendment_block("第二条", label="人", at=60))
     b = Brief.load(path)
     assert b is not None
     assert (b.goal, b.accept, b.bounds) == ("G", "A", "只改 docs/")
     assert b.unknowns.startswith("U\n\n### 补充 · 运行中补充 · ")
-    assert "(与上文冲突时以此为准)\n边界: 也可以改 scripts/\n## 目标\n```\n代码" in b.unknowns
+    assert (
+        "(与上文冲突时以此为准)\n> 边界: 也可以改 scripts/\n> ## 目标\n> ```\n> 代码" in b.unknowns
+    )
     assert b.unknowns.count("### 补充 · ") == 2 and b.unknowns.endswith("第二条")
     assert "边界: 也可以改 scripts/" in b.prompt_block()
     b.write(path)
     assert Brief.load(path) == b
 
 
+def test_a_hand_written_amendment_is_kept_verbatim_even_when_it_says_a_heading() -> None:
+    frozen = Brief(goal="G", accept="A", bounds="只改 docs/", unknowns="U").to_markdown()
+    said = "### 补充 · 手写 · 2025-01-01 10:00\n边界: 也可以改 scripts/\n## 目标\n```\n代码"
+    b = Brief.parse(frozen + said + "\n")
+    assert (b.goal, b.bounds, b.unknowns) == ("G", "只改 docs/", f"U\n\n{said}")
+    assert Brief.parse(b.to_markdown()) == b
+    # without the marker the same text would be read as sections (first non-empty wins)
+    assert Brief.parse(frozen + said.split("\n", 1)[1]).bounds == "只改 docs/"
+
+
 def test_an_amendment_fills_an_empty_unknowns() -> None:
-    b = Brief.parse(Brief(goal="G").to_markdown() + amendment("U 补上", at=0))
+    b = Brief.parse(Brief(goal="G").to_markdown() + amendment_block("U 补上", at=0))
     assert b.unknowns.startswith("### 补充 · 运行中补充 · 19")
     assert b.unknowns.endswith("U 补上") and b.missing() == ["验收标准", "边界"]
-
-
-def test_amendment_block_format() -> None:
-    block = amendment("  文本  ", label="人 \n 说", at=0)
-    lines = block.strip("\n").splitlines()
-    assert lines[0].startswith("### 补充 · 人 说 · ")
-    assert lines[0].endswith("(与上文冲突时以此为准)") and lines[1:] == ["文本"]

@@ -13,12 +13,12 @@ sections, each there to stop one kind of failure:
 Only these four sections are read; anything else in the clarifier's answer (it has been
 seen pasting whole files) is dropped. Once complete, the brief is frozen to disk
 (:meth:`Brief.write`); a human changes requirements by editing that file or by an
-amendment block appended to it (:func:`amendment`), which lands in 未知与假设.
+amendment block appended to it (``### 补充 · …``, see ``HumanChannel.amend``): that block
+and everything after it land, verbatim, in 未知与假设.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,17 +57,6 @@ _APPENDIX = "unknowns"
 
 TITLE = "# 需求确认书"
 _NOTE = "> 澄清之后冻结的需求。要改需求,直接改这个文件;想从头再澄清一遍,删掉它重跑。"
-
-
-def amendment(text: str, *, label: str = "运行中补充", at: float | None = None) -> str:
-    """The block a human's mid-run amendment appends to a brief file.
-
-    Its first line is not a heading: the block lands in 未知与假设 and everything in it,
-    even a line such as ``边界: …``, is kept verbatim there (see ``AMEND_MARK``).
-    """
-    label = " ".join(str(label).split()) or "补充"
-    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
-    return f"\n\n### 补充 · {label} · {stamp}(与上文冲突时以此为准)\n{(text or '').strip()}\n"
 
 
 @dataclass
@@ -132,4 +121,4 @@ class Brief:
         return brief
 
 
-__all__ = ["ALIASES", "SECTIONS", "TITLE", "Brief", "amendment"]
+__all__ = ["ALIASES", "SECTIONS", "TITLE", "Brief"]
