@@ -135,7 +135,7 @@ async def test_quota_zero_refuses_every_question_and_negative_means_unlimited() 
 async def test_a_question_over_budget_never_blocks_even_with_no_timeout() -> None:
     ch = HumanChannel(max_asks=1, timeout_s=None)
     answer_when_asked(ch, "好")
-    assert (await ch.ask("第一个")).state == "answered"
+    assert (await asyncio.wait_for(ch.ask("第一个"), 5)).state == "answered"
     over = await asyncio.wait_for(ch.ask("第二个"), 1.0)
     assert (over.state, over.answer, over.remaining) == ("over_budget", OVER_BUDGET_TEXT, 0)
 
