@@ -101,21 +101,30 @@ async def _wait_set(event: anyio.Event) -> bool:
     return False
 
 
-def test_live_interrupt_from_another_thread_reaches_the_loop() -> None:
-    async def main() -> tuple[bool, bool, str | None, bool]:
+def test_live_interrupt_from_another_thread_wakes_the_sleeping_loop() -> None:
+    async def main() -> tuple[bool, bool, float, str | None, bool]:
         live = Live()
         stop = anyio.Event()
         assert not live.interrupt("too early") and not live.running
         live.open(stop)
         answers: list[bool] = []
-        other = threading.Thread(target=lambda: answers.append(live.interrupt("stop please")))
+
+        def human() -> None:
+            time.sleep(0.5)  # the loop is asleep in its selector by now
+            answers.append(live.interrupt("stop please"))
+
+        other = threading.Thread(target=human)
+        started = time.monotonic()
         other.start()
         was_set = await _wait_set(stop)
+        took = time.monotonic() - started
         other.join()
         said = live.close()
-        return answers[0], was_set, said, live.interrupt("after the turn")
+        return answers[0], was_set, took, said, live.interrupt("after the turn")
 
-    assert anyio.run(main) == (True, True, "stop please", False)
+    returned, was_set, took, said, late = anyio.run(main)
+    assert (returned, was_set, said, late) == (True, True, "stop please", False)
+    assert took < 3, "set from the other thread without waking the loop"
 
 
 def test_live_interrupt_after_the_loop_closed_is_refused() -> None:
