@@ -49,6 +49,13 @@ def test_rescue_writes_the_step_in_flight_once(workspace: Path, tmp_path: Path) 
         assert [r["step"] for r in rows(rt)] == ["确认需求", "干活"]
         assert rows(rt)[1]["error"] == KILLED
 
+        # A step that had ended, its row not yet written, keeps its own outcome.
+        ended = StepResult("设定目标", session_id="s2", ok=True, started_at=3.0, ended_at=4.0)
+        rt._current = ended
+        rt.rescue()
+        (row,) = [r for r in rows(rt) if r["step"] == "设定目标"]
+        assert (row["ok"], row["error"], len(rows(rt))) == (True, None, 3)
+
 
 def test_rescue_never_raises(
     workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]

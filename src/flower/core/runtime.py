@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.core.agent import HandoffPolicy
+from flower.core.assembly import build_store, policy, read_dotenv, run_sync
 from flower.core.attempt import Attempt, Live, cli_env, error_text, run_attempt
 from flower.core.credentials import check_credentials
 from flower.core.events import Event, EventCallback, emit
@@ -116,8 +117,8 @@ class Runtime:
         self.run_dir = Path(run_dir).expanduser().absolute()
         self.portable = portable
         self.spill_threshold = spill_threshold
-        self.resilience = _policy(resilience, Resilience)
-        self.handoff = _policy(handoff, HandoffPolicy)
+        self.resilience = policy(resilience, Resilience)
+        self.handoff = policy(handoff, HandoffPolicy)
         self.results: list[StepResult] = []
         #: Called with a session id the moment it is known (the workflow's lineage
         #: writes it to disk right away, so a killed process can still be resumed).
@@ -127,7 +128,7 @@ class Runtime:
         self._current: StepResult | None = None  # the step in flight, for rescue()
         self._closed = False
 
-        _load_dotenv(self.workspace)
+        read_dotenv(self.workspace)
         check_credentials()
 
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -140,7 +141,9 @@ class Runtime:
         if self.workbench is not None:
             self.workbench.ensure()
         self.manifest = Manifest(self.run_dir, self.run_id)
-        self.store: SessionStore = self._build_store(trim, ephemeral, keep_denials)
+        self.store: SessionStore = build_store(
+            self.run_dir, self.workspace, trim, ephemeral, keep_denials
+        )
 
     # --- public -------------------------------------------------------------------------
 
@@ -182,7 +185,7 @@ class Runtime:
                     pass
             return bool(await store.load({"project_key": project, "session_id": sid}))
 
-        return bool(_run_sync(look))
+        return bool(run_sync(look))
 
     def context_of(self, session_id: str | None) -> int:
         """The context size (tokens) of ``session_id``'s latest model reply, from the
@@ -199,7 +202,7 @@ class Runtime:
         async def read() -> Any:
             return await reader(key)
 
-        tokens = _run_sync(read)
+        tokens = run_sync(read)
         return int(tokens) if isinstance(tokens, int) and tokens > 0 else 0
 
     def total_cost(self) -> float:
@@ -237,13 +240,15 @@ class Runtime:
         if current is None:
             return
         try:
-            if current.error and current.error != KILLED:
-                current.errors.append(current.error)
-            current.ok, current.error = False, KILLED
-            current.errors.append(KILLED)
-            current.ended_at = time.time()
-            current.context = self._live.ctx
-            self.results.append(current)
+            if not current.ended_at:  # still running (else: ended, its row not yet written)
+                if current.error:
+                    current.errors.append(current.error)
+                current.ok, current.error = False, KILLED
+                current.errors.append(KILLED)
+                current.ended_at = time.time()
+                current.context = self._live.ctx
+            if not any(r is current for r in self.results):
+                self.results.append(current)
             self.manifest.write(manifest_row(r, self.run_id) for r in self.results)
         except BaseException as exc:  # a rescue must never raise into a signal handler
             with contextlib.suppress(Exception):
@@ -442,8 +447,8 @@ class Runtime:
     # --- bookkeeping --------------------------------------------------------------------
 
     def _finish(self, result: StepResult, on_event: EventCallback | None) -> None:
-        if self._current is result:
-            self._current = None
+        # Still "in flight" until its row is on disk: a signal landing in between is
+        # rescued (with the outcome the step already has), not lost.
         result.ended_at = time.time()
         result.context = self._live.ctx
         if not any(r is result for r in self.results):  # rescue() may have added it
@@ -452,6 +457,9 @@ class Runtime:
             self.manifest.write(manifest_row(r, self.run_id) for r in self.results)
         except OSError as exc:  # the step's outcome matters more than its bookkeeping
             print(f"flower: could not write {self.manifest.path}: {exc}", file=sys.stderr)
+        finally:
+            if self._current is result:
+                self._current = None
         emit(
             Event(
                 "result",
@@ -462,72 +470,3 @@ class Runtime:
             ),
             on_event,
         )  # fmt: skip
-
-    def _build_store(
-        self, trim: TrimPolicy | bool, ephemeral: EphemeralPolicy | bool, keep_denials: int
-    ) -> SessionStore:
-        from flower.plugin_types import StoreSettings
-        from flower.plugins import get_plugin_manager
-        from flower.stores.prune import PrunePolicy
-        from flower.stores.trim import EphemeralPolicy, TrimPolicy
-
-        url = os.environ.get("FLOWER_STORE_URL") or None
-        settings = StoreSettings(
-            run_dir=self.run_dir,
-            workspace=self.workspace,
-            trim=trim if isinstance(trim, TrimPolicy) else TrimPolicy(enabled=bool(trim)),
-            ephemeral=(
-                ephemeral
-                if isinstance(ephemeral, EphemeralPolicy)
-                else EphemeralPolicy(enabled=bool(ephemeral))
-            ),
-            prune=PrunePolicy(keep_denials=keep_denials),
-            url=url,
-        )
-        store = get_plugin_manager().hook.flower_session_store(settings=settings)
-        if store is None:
-            where = f"FLOWER_STORE_URL={url}" if url else f"{self.run_dir}/sessions.db"
-            raise RuntimeError(
-                f"no installed plugin builds a session store for {where}: install the plugin"
-                " that serves it, or unset FLOWER_STORE_URL"
-            )
-        return store
-
-
-def _policy(value: Any, kind: type) -> Any:
-    """``True`` -> the defaults, ``False`` -> the defaults switched off, else as given."""
-    if value is True:
-        return kind()
-    if value is False or value is None:
-        return kind(enabled=False)
-    if not isinstance(value, kind):
-        raise TypeError(f"expected {kind.__name__} or a bool, not {type(value).__name__}")
-    return value
-
-
-def _load_dotenv(workspace: Path) -> None:
-    """``.env`` of the current folder (or the nearest above it), then the workspace's.
-
-    Variables already set win: a ``.env`` fills gaps, it never overrides the shell.
-    """
-    from dotenv import find_dotenv, load_dotenv
-
-    here = find_dotenv(usecwd=True)
-    if here:
-        load_dotenv(here, override=False)
-    there = workspace / ".env"
-    if there.is_file() and (not here or Path(here).resolve() != there.resolve()):
-        load_dotenv(there, override=False)
-
-
-def _run_sync(make: Callable[[], Any]) -> Any:
-    """Run the coroutine ``make()`` to completion from sync code, inside a loop or not."""
-    import asyncio
-    import concurrent.futures
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(make())
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
