@@ -50,6 +50,32 @@ _EXPORTS: dict[str, str] = {
     "wants_isolation": "flower.core.guard",
     "workbench_hooks": "flower.core.guard",
     "merge_hooks": "flower.core.guard",
+    # documents, the human, lineage (core/brief.py, core/goal.py, core/human.py, core/lineage.py)
+    "Brief": "flower.core.brief",
+    "Goal": "flower.core.goal",
+    "Verdict": "flower.core.goal",
+    "HumanChannel": "flower.core.human",
+    "Ask": "flower.core.human",
+    "Mail": "flower.core.human",
+    "Lineage": "flower.core.lineage",
+    "classify": "flower.core.resilience",
+    "endpoint": "flower.core.resilience",
+    "reachable": "flower.core.resilience",
+    # the workflow layer (workflow/base.py, clarify.py, goal.py, starter.py)
+    "Step": "flower.workflow.base",
+    "Workflow": "flower.workflow.base",
+    "StepAbort": "flower.workflow.base",
+    "clarify_step": "flower.workflow.clarify",
+    "BRIEF_KEY": "flower.workflow.clarify",
+    "MISSING_KEY": "flower.workflow.clarify",
+    "CLARIFY_RESUME": "flower.workflow.clarify",
+    "goal_step": "flower.workflow.goal",
+    "with_goal": "flower.workflow.goal",
+    "GOAL_KEY": "flower.workflow.goal",
+    "VERDICT_KEY": "flower.workflow.goal",
+    "ROUND_KEY": "flower.workflow.goal",
+    "starter_flow": "flower.workflow.starter",
+    "wake_state": "flower.workflow.starter",
     # roles (core/roles.py)
     "coordinator": "flower.core.roles",
     "worker": "flower.core.roles",
@@ -59,6 +85,7 @@ _EXPORTS: dict[str, str] = {
     "COORDINATOR_RULES": "flower.core.roles",
     "WORKER_RULES": "flower.core.roles",
     "CLARIFY_RULES": "flower.core.roles",
+    "CLARIFIER_RULES": "flower.core.roles",
     "JUDGE_RULES": "flower.core.roles",
     "ORACLE_RULES": "flower.core.roles",
 }
@@ -87,9 +114,11 @@ if TYPE_CHECKING:
         build_options,
         default_window,
     )
+    from flower.core.brief import Brief
     from flower.core.channel import Channel
     from flower.core.ephemeral import is_ephemeral
     from flower.core.events import Event
+    from flower.core.goal import Goal, Verdict
     from flower.core.guard import (
         delegate_guard,
         index_guard,
@@ -102,8 +131,11 @@ if TYPE_CHECKING:
         workbench_hooks,
     )
     from flower.core.handoff import Handoff
-    from flower.core.resilience import Resilience
+    from flower.core.human import Ask, HumanChannel, Mail
+    from flower.core.lineage import Lineage
+    from flower.core.resilience import Resilience, classify, endpoint, reachable
     from flower.core.roles import (
+        CLARIFIER_RULES,
         CLARIFY_RULES,
         COORDINATOR_RULES,
         JUDGE_RULES,
@@ -122,3 +154,7 @@ if TYPE_CHECKING:
     from flower.stores.prune import PrunePolicy, PruningSessionStore
     from flower.stores.sqlite import SqliteSessionStore
     from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy
+    from flower.workflow.base import Step, StepAbort, Workflow
+    from flower.workflow.clarify import BRIEF_KEY, CLARIFY_RESUME, MISSING_KEY, clarify_step
+    from flower.workflow.goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY, goal_step, with_goal
+    from flower.workflow.starter import starter_flow, wake_state

@@ -98,6 +98,9 @@ ORACLE_RULES = """\
 - 回答要短:现在在做什么、做到哪了、卡在哪里、下一步是什么。引用你看到的文件路径。
 - 没有依据的就说不知道,不要猜。"""
 
+#: The clarifier's rules under the name the API reference uses; ``CLARIFY_RULES`` is kept.
+CLARIFIER_RULES = CLARIFY_RULES
+
 
 def _rules(base: str, extra: str) -> str:
     extra = extra.strip()

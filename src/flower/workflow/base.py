@@ -1,0 +1,337 @@
+"""Steps and workflows: the layer you design, on top of the Runtime's one verb.
+
+flower does not ship domain workflows; it fixes how one step runs and how steps hand
+state to each other. A workflow is an ordered list of :class:`Step` declarations::
+
+    Workflow([
+        Step("调研", researcher, "…"),
+        Step("方案", architect, lambda ctx: f"基于:\\n{ctx['调研']}"),
+        Step("实现", coder, "…", resume_from="方案"),
+        Step("复核", reviewer, "…", resume_from="实现", fork=True),
+    ])
+
+How a step attaches to a session (within one run):
+
+- ``resume_from=None``: a new session that only knows what its prompt says (cheap,
+  isolated). With ``Workflow.continuous`` (the default) a step that already has a live
+  session in ``run_dir/lineage.json`` resumes *that* session instead, so a second
+  process continues the conversation a killed one left.
+- ``resume_from="<step>"``: resume that step's session (full context, coherent). A
+  step that produced no session is a ``ValueError``, never a silent new session.
+- ``resume_from=… , fork=True``: a fork of it; the original stays untouched (reviews,
+  alternatives side by side).
+
+``Ctx`` is a plain dict. ``ctx[step.name]`` holds what a passed step hands on (its text,
+or what ``reduce`` makes of it); the private keys all start with ``_``:
+
+====================  ====================================================================
+``_runtime``          the Runtime running the workflow (gates that run agents need it)
+``_on_event``         the ``on_event`` callback given to :meth:`Workflow.run`
+``_sessions``         step name -> its session id (pre-filled from the lineage)
+``_results``          step name -> its last :class:`StepResult`
+``_lineage``          the :class:`~flower.core.lineage.Lineage` (``continuous`` only)
+``_woke``             which wake-up this is: 1 on a first run, 2 on the next process…
+``_aborted``          why a gate raised :class:`StepAbort`
+``_failed_at``        the step whose failure stopped the workflow (``on_fail="stop"``)
+====================  ====================================================================
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from flower.core.events import Event, EventCallback, emit
+
+if TYPE_CHECKING:
+    from flower.core.agent import AgentSpec
+    from flower.core.lineage import Lineage
+    from flower.core.runtime import Runtime, StepResult
+
+Ctx = dict[str, Any]
+
+#: What a failed step does to the rest of the workflow.
+#: ``stop``: ``ctx["_failed_at"] = name`` and the workflow ends;
+#: ``skip``: go on without ``ctx[name]``; ``continue``: ``ctx[name] = result.text``, go on.
+ON_FAIL = ("stop", "skip", "continue")
+
+Prompt = str | Callable[[Ctx], str]
+Gate = Callable[["StepResult", Ctx], bool | Awaitable[bool]]
+When = Callable[[Ctx], bool | Awaitable[bool]]
+Reject = Callable[["StepResult", Ctx], str | Awaitable[str]]
+Reduce = Callable[["StepResult", Ctx], str]
+
+
+class StepAbort(Exception):
+    """Raised by a gate: stop now, another round will not help.
+
+    Returning ``False`` from a gate means "not this time, try again"; raising this
+    means "trying again only burns money" (the goal is unreachable and nobody answers).
+    The step counts as failed without spending its remaining retries,
+    ``ctx["_aborted"]`` gets the message, and ``on_fail`` decides what happens next.
+    """
+
+
+@dataclass
+class Step:
+    """One step: which agent, what to tell it, and how to judge and retry it.
+
+    A Step is a declaration; ``Runtime.run(step.spec, prompt, …)`` does the work. The
+    first three fields are positional: ``Step("取词", terse, "读 seed.txt …")``.
+
+    Attributes:
+        name: The step's name: the key in ``ctx``, in the lineage and in the manifest.
+        spec: The agent that runs it.
+        prompt: The prompt, or a function of ``ctx`` that builds it.
+        resume_from: Resume this earlier step's session instead of starting a new one.
+        fork: With ``resume_from``: fork that session, leaving it untouched.
+        retries: Extra attempts when the result fails or the gate says no.
+        gate: ``(result, ctx) -> bool`` (or async) run once per successful attempt;
+            ``False`` fails the attempt, :class:`StepAbort` fails the step at once.
+        on_fail: ``"stop"`` (default), ``"skip"`` or ``"continue"``, see :data:`ON_FAIL`.
+        when: ``ctx -> bool`` (or async); ``False`` skips the step.
+        on_reject: ``(result, ctx) -> str`` (or async), called when the gate says no.
+            A non-empty return resumes the rejected session with it as the prompt
+            (``name#roundN``); without it, or on ``""``, or when the attempt has no
+            session, the next attempt starts over (``name#retryN``).
+        resume_prompt: What to say instead of ``prompt`` when the step continues its
+            own session from an earlier process: the session already holds the task,
+            and sending it again reads as "the requirements changed".
+        reduce: ``(result, ctx) -> str``: what a passed step puts in ``ctx[name]``
+            (default: ``result.text``).
+    """
+
+    name: str
+    spec: AgentSpec
+    prompt: Prompt
+
+    resume_from: str | None = None
+    fork: bool = False
+
+    retries: int = 0
+    gate: Gate | None = None
+    on_fail: str = "stop"
+    when: When | None = None
+    on_reject: Reject | None = None
+    resume_prompt: Prompt | None = None
+    reduce: Reduce | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError("a Step needs a name: Step('实现', spec, 'prompt')")
+        if self.on_fail not in ON_FAIL:
+            raise ValueError(
+                f"Step {self.name!r}: on_fail must be one of {', '.join(ON_FAIL)},"
+                f" not {self.on_fail!r}"
+            )
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
+            raise ValueError(f"Step {self.name!r}: retries must be 0 or more, not {self.retries!r}")
+        if self.fork and not self.resume_from:
+            raise ValueError(
+                f"Step {self.name!r}: fork=True needs resume_from=<step> to say what to fork"
+            )
+
+    def render(self, ctx: Ctx, *, resumed: bool = False) -> str:
+        """The prompt for this attempt: ``resume_prompt`` when continuing its own session."""
+        template = self.resume_prompt if resumed and self.resume_prompt is not None else self.prompt
+        return template(ctx) if callable(template) else template
+
+
+@dataclass
+class Workflow:
+    """Steps run in order, with state handed on through ``ctx``.
+
+    Attributes:
+        steps: The steps (positional: ``Workflow([...])``).
+        name: For the reader.
+        context: The initial ``ctx``; :meth:`run` fills and returns this same dict.
+        channel: The human channel its agents ask through. :meth:`run` routes the
+            channel's events to ``on_event`` when the channel has no ``on_event`` yet,
+            so a UI watches one stream; a driver finds the channel here to answer.
+        workbench: The workbench its documents live in. While the workflow runs, the
+            Runtime uses this one (and goes back to its own afterwards): the brief and
+            goal must be in the workbench whose index the coordinator is shown.
+        continuous: Keep ``run_dir/lineage.json`` and continue each step's session
+            from an earlier process (default). ``False``: every run starts fresh.
+    """
+
+    steps: list[Step]
+    name: str = "workflow"
+    context: Ctx = field(default_factory=dict)
+    channel: Any = None
+    workbench: Any = None
+    continuous: bool = True
+
+    def __post_init__(self) -> None:
+        names = [step.name for step in self.steps]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(
+                f"workflow {self.name!r}: step names must be unique (they key ctx and the"
+                f" lineage), repeated: {', '.join(twice)}"
+            )
+
+    async def run(
+        self,
+        runtime: Runtime,
+        *,
+        on_event: EventCallback | None = None,
+        on_step: Callable[[Step, StepResult], None] | None = None,
+    ) -> Ctx:
+        """Run the steps in order and return ``ctx``.
+
+        Emits ``Event("step", {"index", "total", "resumed", "woke"})`` before a step
+        runs and ``Event("skip", {"index", "total", "woke"})`` when its ``when`` says no.
+        """
+        ctx = self.context
+        ctx["_runtime"] = runtime
+        ctx["_on_event"] = on_event
+        if self.channel is not None and getattr(self.channel, "on_event", False) is None:
+            self.channel.on_event = on_event
+        sessions: dict[str, str] = ctx.setdefault("_sessions", {})
+        results: dict[str, StepResult] = ctx.setdefault("_results", {})
+
+        lineage = self._lineage(runtime)
+        if lineage is not None:
+            ctx["_lineage"] = lineage
+            for step_name, sid in lineage.steps.items():
+                sessions.setdefault(step_name, sid)
+            ctx["_woke"] = lineage.bump()
+        else:
+            ctx["_woke"] = 1
+        woke: int = ctx["_woke"]
+
+        own_workbench = getattr(runtime, "workbench", None)
+        if self.workbench is not None:
+            self.workbench.ensure()
+            runtime.workbench = self.workbench
+        try:
+            total = len(self.steps)
+            for index, step in enumerate(self.steps, 1):
+                if step.when is not None and not await _settle(step.when(ctx)):
+                    info = {"index": index, "total": total, "woke": woke}
+                    emit(Event("skip", info, step=step.name), on_event)
+                    continue
+                result, passed = await self._run_step(
+                    step, ctx, runtime, lineage, index=index, on_event=on_event
+                )
+                results[step.name] = result
+                if result.session_id:
+                    sessions[step.name] = result.session_id
+                if on_step is not None:
+                    on_step(step, result)
+                if passed:
+                    ctx[step.name] = step.reduce(result, ctx) if step.reduce else result.text
+                    continue
+                if step.on_fail == "stop":
+                    ctx["_failed_at"] = step.name
+                    break
+                if step.on_fail == "continue":
+                    ctx[step.name] = result.text
+        finally:
+            if self.workbench is not None:
+                runtime.workbench = own_workbench
+        return ctx
+
+    def _lineage(self, runtime: Runtime) -> Lineage | None:
+        """The run's lineage when continuous and the Runtime has somewhere to keep it."""
+        run_dir = getattr(runtime, "run_dir", None)
+        workspace = getattr(runtime, "workspace", None)
+        if not self.continuous or run_dir is None or workspace is None:
+            return None
+        from flower.core.lineage import Lineage
+
+        return Lineage.open(run_dir, workspace, alive=runtime.has_session)
+
+    async def _run_step(
+        self,
+        step: Step,
+        ctx: Ctx,
+        runtime: Runtime,
+        lineage: Lineage | None,
+        *,
+        index: int,
+        on_event: EventCallback | None,
+    ) -> tuple[StepResult, bool]:
+        """Every attempt of one step; returns the last result and whether it passed."""
+        sessions: dict[str, str] = ctx["_sessions"]
+        if step.resume_from:
+            origin = sessions.get(step.resume_from)
+            if not origin:
+                raise ValueError(
+                    f"step {step.name!r} resumes from {step.resume_from!r}, which has no"
+                    " session (it did not run, was skipped, or failed before starting)"
+                )
+            start_resume: str | None = origin
+            start_fork = step.fork
+        else:
+            start_resume, start_fork = None, False
+        own = lineage.steps.get(step.name) if lineage is not None else None
+        resumed = bool(own)
+
+        info = {"index": index, "total": len(self.steps), "resumed": resumed, "woke": ctx["_woke"]}
+        emit(Event("step", info, step=step.name), on_event)
+
+        # Locals, never written back: the same Step object may run again.
+        resume: str | None
+        if own:
+            prompt, resume, fork = step.render(ctx, resumed=True), own, False
+        else:
+            prompt, resume, fork = step.render(ctx), start_resume, start_fork
+
+        def remember(sid: str) -> None:
+            sessions[step.name] = sid
+            if lineage is not None:
+                lineage.remember(step.name, sid)
+
+        result: StepResult | None = None
+        passed = False
+        for attempt in range(step.retries + 1):
+            if attempt == 0:
+                label = step.name
+            elif step.on_reject is not None:
+                label = f"{step.name}#round{attempt + 1}"
+            else:
+                label = f"{step.name}#retry{attempt}"
+            outer = runtime.on_session
+            runtime.on_session = remember
+            try:
+                result = await runtime.run(
+                    step.spec, prompt, step_name=label, resume=resume, fork=fork, on_event=on_event
+                )
+            finally:
+                runtime.on_session = outer
+            gated = False
+            try:
+                if result.ok and step.gate is not None:
+                    gated = True
+                    passed = bool(await _settle(step.gate(result, ctx)))
+                else:
+                    passed = result.ok
+            except StepAbort as exc:
+                ctx["_aborted"] = str(exc)
+                passed = False
+                break
+            if passed or attempt == step.retries:
+                break
+            feedback = ""
+            if gated and step.on_reject is not None and result.session_id:
+                feedback = await _settle(step.on_reject(result, ctx)) or ""
+            if feedback:
+                prompt, resume, fork = feedback, result.session_id, False
+            else:  # from scratch: the step's declared attachment, as on a first run
+                prompt, resume, fork = step.render(ctx), start_resume, start_fork
+        assert result is not None
+        return result, passed
+
+
+async def _settle(value: Any) -> Any:
+    """``when``, ``gate`` and ``on_reject`` may be plain functions or coroutines."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+__all__ = ["ON_FAIL", "Ctx", "Step", "StepAbort", "Workflow"]

@@ -1,0 +1,127 @@
+"""The clarify step: find out what is wanted, then freeze it as a four-section brief.
+
+Of all the mistakes a long run makes, a misunderstood request is the one that pruning
+makes worse: the context that showed the misunderstanding is gone, the decision built
+on it stays and looks like any other. So before anyone works, a clarifier asks the
+human (through the channel's ask tool), and its answer is parsed into a
+:class:`~flower.core.brief.Brief` and written to disk (the freeze). Everything after
+reads the frozen brief; nobody downstream ever sees the questions and answers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flower.core.brief import Brief
+from flower.core.roles import clarify
+from flower.workflow.base import Ctx, Prompt, Step
+
+if TYPE_CHECKING:
+    from flower.core.agent import AgentSpec
+    from flower.core.runtime import StepResult
+
+#: ``ctx[BRIEF_KEY]`` is the frozen :class:`Brief` (``ctx[<step name>]`` its prompt block).
+BRIEF_KEY = "_brief"
+#: ``ctx[MISSING_KEY]``: the sections the clarifier's last answer lacked (Chinese headings).
+MISSING_KEY = "_brief_missing"
+
+#: Sent instead of the request when the clarify session continues from an earlier
+#: process: the questions already answered are in that session, asking them again
+#: would waste the human's time.
+CLARIFY_RESUME = (
+    "接着上次没做完的需求澄清,不要从头开始。已经问过、人已经答过的问题不要再问;"
+    "还不清楚、又会改变做法的地方接着问。清楚了就按规定的四节输出需求。"
+)
+
+#: Sent back to the same session when its answer lacked sections.
+MISSING_PROMPT = (
+    "你的输出缺了这几节:{missing}。不要重新问人已经答过的问题。"
+    "把四节(目标、验收标准、边界、未知与假设)完整地再输出一遍,标题一字不改,每节都不能空;"
+    "拿不准的写进「未知与假设」并写明你的假设。"
+)
+
+
+def clarify_step(
+    channel: Any,
+    *,
+    brief_path: str | Path,
+    prompt: Prompt,
+    name: str = "确认需求",
+    spec: AgentSpec | None = None,
+    instructions: str = "",
+    always_ask: bool = False,
+    on_fail: str = "stop",
+    retries: int = 0,
+    **spec_kw: Any,
+) -> Step:
+    """A step that clarifies the request and freezes the brief at ``brief_path``.
+
+    - ``when``: a complete brief already on disk skips the step (``always_ask=True``
+      never skips); the brief is loaded into ``ctx`` even then, or later steps would
+      run without requirements.
+    - ``gate``: the answer parsed as a :class:`Brief`; incomplete -> the missing
+      headings go to ``ctx[MISSING_KEY]`` and the attempt fails; complete -> written to
+      ``brief_path`` (frozen) and loaded into ``ctx``.
+    - ``on_reject``: with ``retries``, a next attempt continues the same session and
+      asks only for the missing sections (a fresh session would ask the human again).
+    - ``reduce``: ``ctx[name]`` is the parsed brief's prompt block, not the model's raw
+      text (which may carry pasted code or chatter).
+    - ``resume_prompt``: :data:`CLARIFY_RESUME`.
+
+    Args:
+        channel: The human channel; its ask tool is the clarifier's only way out.
+        brief_path: Where the brief is frozen (``<notes>/需求.md`` in the starter flow).
+        prompt: The human's request (or a function of ``ctx`` that builds it).
+        spec: The clarifier; default ``clarify(name, channel, instructions=…,
+            **spec_kw)``.
+    """
+    path = Path(brief_path)
+    agent = spec or clarify(name, channel, instructions=instructions, **spec_kw)
+
+    def hydrate(ctx: Ctx, brief: Brief) -> None:
+        ctx[BRIEF_KEY] = brief
+        ctx[name] = brief.prompt_block()
+        ctx.pop(MISSING_KEY, None)
+
+    def when(ctx: Ctx) -> bool:
+        if always_ask:
+            return True
+        brief = Brief.load(path)
+        if brief is not None and brief.complete():
+            hydrate(ctx, brief)
+            return False
+        return True
+
+    def gate(result: StepResult, ctx: Ctx) -> bool:
+        brief = Brief.parse(result.text)
+        if not brief.complete():
+            ctx[MISSING_KEY] = brief.missing()
+            return False
+        brief.write(path)
+        hydrate(ctx, brief)
+        return True
+
+    def on_reject(result: StepResult, ctx: Ctx) -> str:
+        missing = ctx.get(MISSING_KEY) or []
+        return MISSING_PROMPT.format(missing="、".join(missing)) if missing else ""
+
+    def reduce(result: StepResult, ctx: Ctx) -> str:
+        brief = ctx.get(BRIEF_KEY)
+        return brief.prompt_block() if isinstance(brief, Brief) else result.text
+
+    return Step(
+        name,
+        agent,
+        prompt,
+        retries=retries,
+        gate=gate,
+        on_fail=on_fail,
+        when=when,
+        on_reject=on_reject,
+        resume_prompt=CLARIFY_RESUME,
+        reduce=reduce,
+    )
+
+
+__all__ = ["BRIEF_KEY", "CLARIFY_RESUME", "MISSING_KEY", "clarify_step"]

@@ -1,0 +1,275 @@
+"""The goal guard: set a goal with checks, then have an independent judge rule each round.
+
+The clarify step guards against building the wrong thing; this guards against "it is
+not done, but it says it is". Whoever did the work is optimistic about it (half the
+tests run, one place fixed out of three, "should work"), not from dishonesty but
+because it cannot see its own blind spots. So a judge that took no part in the work,
+in a session of its own, rules after every round:
+
+    work -> judge -- achieved ----> go on
+                  -- not yet -----> back to the same work session, with what is missing
+                  -- unreachable -> stop and ask the human: accept / change the goal /
+                                    you judged wrong
+
+The judge is not a Step: it is a plain ``rt.run`` inside the gate, always a fresh
+session, named ``<step>·判定#<n>``, so it never enters the lineage and never continues
+a conversation. It does not know how hard the worker tried, so it makes no excuses
+for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flower.core.events import Event, emit
+from flower.core.goal import Goal, Verdict
+from flower.core.roles import judge
+from flower.workflow.base import Ctx, Step, StepAbort
+
+if TYPE_CHECKING:
+    from flower.core.agent import AgentSpec
+    from flower.core.runtime import StepResult
+
+#: ``ctx[GOAL_KEY]`` is the frozen :class:`Goal` (``ctx[<goal step>]`` its prompt block).
+GOAL_KEY = "_goal"
+#: ``ctx[VERDICT_KEY]`` is the latest :class:`Verdict`.
+VERDICT_KEY = "_verdict"
+#: ``ctx[ROUND_KEY]``: how many rounds the judge has ruled on in this process.
+ROUND_KEY = "_goal_rounds"
+
+SET_PROMPT = """\
+根据下面这份已经确认的需求,设定这件事的目标和判定清单。只输出两节,标题照抄:
+
+## 目标
+一两句话:做成什么样就算完成。
+
+## 判定清单
+每行一条检查,每条都是能运行或能亲眼看到结果的检查(写清命令或要看的东西)。
+在这个环境里验证不了的条目,在末尾标上 [此环境无法验证:原因]。
+
+需求:
+
+{brief}
+"""
+
+VERIFY_PROMPT = """\
+判定这一轮的活做完了没有。
+
+# 目标与判定清单
+{goal}
+
+# 干活的一方这一轮的汇报
+{report}
+
+汇报只是线索,不是证据。自己去工作区看(能跑命令就跑),逐条核对判定清单;\
+找不到证据的条目就是没通过,含糊的一律算没达成。
+只输出「结论」「理由」「未通过」三节。
+"""
+
+#: The reason given to the worker when the judge's answer named no state.
+VAGUE_REASON = "裁判没有给出明确结论,按未达成处理。"
+
+UNREACHABLE_QUESTION = "The judge found the goal unreachable: {reason}\nWhat now?"
+ACCEPT = "Accept this result and go on"
+CHANGE = "Change the goal"
+MISJUDGED = "The judge is wrong: keep working"
+NEW_GOAL_QUESTION = "What is the new goal? (One sentence; it is added to the current goal.)"
+NOBODY_ANSWERED = (
+    "the judge found the goal unreachable and nobody answered, so the step stopped"
+    " rather than spend more rounds; reason: {reason} (goal: {path})"
+)
+NO_NEW_GOAL = "the goal was to be changed but no new goal came, so the step stopped (goal: {path})"
+NO_RUNTIME = "no Runtime in ctx['_runtime'] to judge the goal with: run the step in a Workflow"
+
+
+def goal_step(
+    channel: Any,
+    *,
+    goal_path: str | Path,
+    brief_key: str = "确认需求",
+    name: str = "设定目标",
+    spec: AgentSpec | None = None,
+    instructions: str = "",
+    always_set: bool = False,
+    on_fail: str = "stop",
+    retries: int = 0,
+    **spec_kw: Any,
+) -> Step:
+    """A step in which a judge turns the brief into a goal with checks, frozen on disk.
+
+    Same shape as ``clarify_step``: a complete goal at ``goal_path`` skips the step
+    (unless ``always_set``) but is loaded into ``ctx``; the gate parses the answer
+    into a :class:`Goal`, writes it (the freeze) and loads it into ``ctx``; ``reduce``
+    hands on the parsed goal. Checks marked ``[此环境无法验证:…]`` raise one
+    ``Event("task", {"unverifiable", "total", "path"})`` at once: their fate is sealed
+    now, and finding out at the verdict costs a whole round of work.
+
+    The judge gets Bash only through ``can_run=True`` in ``spec_kw``. There is no
+    ``resume_prompt``: re-setting a goal needs the whole brief again.
+    """
+    path = Path(goal_path)
+    agent = spec or judge(name, channel, instructions=instructions, **spec_kw)
+
+    def hydrate(ctx: Ctx, goal: Goal) -> None:
+        ctx[GOAL_KEY] = goal
+        ctx[name] = goal.prompt_block()
+
+    def when(ctx: Ctx) -> bool:
+        if always_set:
+            return True
+        goal = Goal.load(path)
+        if goal is not None and goal.complete():
+            hydrate(ctx, goal)
+            return False
+        return True
+
+    def gate(result: StepResult, ctx: Ctx) -> bool:
+        goal = Goal.parse(result.text)
+        if not goal.complete():
+            return False
+        goal.write(path)
+        hydrate(ctx, goal)
+        unverifiable = goal.unverifiable
+        if unverifiable:
+            payload = {"unverifiable": unverifiable, "total": len(goal.checks), "path": str(path)}
+            emit(Event("task", payload, step=name), ctx.get("_on_event"))
+        return True
+
+    def prompt(ctx: Ctx) -> str:
+        return SET_PROMPT.format(brief=ctx.get(brief_key) or "(没有需求文档)")
+
+    def reduce(result: StepResult, ctx: Ctx) -> str:
+        goal = ctx.get(GOAL_KEY)
+        return goal.prompt_block() if isinstance(goal, Goal) else result.text
+
+    return Step(
+        name,
+        agent,
+        prompt,
+        retries=retries,
+        gate=gate,
+        on_fail=on_fail,
+        when=when,
+        reduce=reduce,
+    )
+
+
+def with_goal(
+    step: Step,
+    channel: Any,
+    *,
+    goal_path: str | Path,
+    spec: AgentSpec | None = None,
+    rounds: int = 3,
+    instructions: str = "",
+    can_run: bool = False,
+    name: str | None = None,
+    **spec_kw: Any,
+) -> Step:
+    """``step`` with the goal guard on: a judge rules after every round.
+
+    ``rounds`` is the total number of work rounds (3 = at most two more after the
+    first). ``can_run=True`` lets the judge run commands: a harder verdict, from a judge
+    that could change the workspace. The judge is ``spec`` or ``judge(<name>, channel,
+    can_run=…, **spec_kw)``, named ``name`` or ``<step>·判定``.
+
+    The result is ``dataclasses.replace(step, retries=rounds - 1, gate=…,
+    on_reject=…)``: everything else of ``step`` (its ``resume_prompt`` above all) stays.
+    """
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds is the total number of work rounds: 1 or more, not {rounds!r}")
+    path = Path(goal_path)
+    label = name or f"{step.name}·判定"
+    judger = spec or judge(label, channel, instructions=instructions, can_run=can_run, **spec_kw)
+
+    def current_goal(ctx: Ctx) -> Goal:
+        goal = ctx.get(GOAL_KEY)
+        if isinstance(goal, Goal) and goal.complete():
+            return goal
+        return Goal.load(path) or Goal()
+
+    async def gate(result: StepResult, ctx: Ctx) -> bool:
+        runtime = ctx.get("_runtime")
+        if runtime is None:
+            raise StepAbort(NO_RUNTIME)
+        round_ = ctx[ROUND_KEY] = int(ctx.get(ROUND_KEY) or 0) + 1
+        goal = current_goal(ctx)
+        on_event = ctx.get("_on_event")
+        ruling = await runtime.run(
+            judger,
+            VERIFY_PROMPT.format(
+                goal=goal.prompt_block() or "(没有目标文件)",
+                report=result.text.strip() or "(这一轮没有汇报)",
+            ),
+            step_name=f"{label}#{round_}",
+            on_event=on_event,
+        )
+        verdict = Verdict.parse(ruling.text if ruling.ok else "")
+        if not ruling.ok:
+            verdict.reason = f"裁判这一轮没能完成判定({ruling.error}),按未达成处理。"
+        elif not verdict.ok:
+            verdict.reason = verdict.reason.strip() or VAGUE_REASON
+        ctx[VERDICT_KEY] = verdict
+        report = {
+            "round": round_,
+            "rounds": rounds,
+            "state": verdict.state,
+            "reason": verdict.reason,
+            "failed": list(verdict.failed),
+            "session_id": ruling.session_id,
+        }
+        emit(Event("verdict", report, step=step.name), on_event)
+        if verdict.achieved:
+            return True
+        if not verdict.unreachable:
+            return False
+        return await _ask_about_unreachable(channel, verdict, goal, path, ctx)
+
+    def on_reject(result: StepResult, ctx: Ctx) -> str:
+        verdict = ctx.get(VERDICT_KEY)
+        return verdict.feedback() if isinstance(verdict, Verdict) else ""
+
+    return replace(step, retries=rounds - 1, gate=gate, on_reject=on_reject)
+
+
+async def _ask_about_unreachable(
+    channel: Any, verdict: Verdict, goal: Goal, path: Path, ctx: Ctx
+) -> bool:
+    """The framework's own decision point: ask the human what an unreachable goal means."""
+    reason = verdict.reason.strip() or "(no reason given)"
+    options = [ACCEPT, CHANGE, MISJUDGED]
+    ask = await channel.ask(UNREACHABLE_QUESTION.format(reason=reason), options)
+    if ask.state != "answered":
+        raise StepAbort(NOBODY_ANSWERED.format(reason=reason, path=path))
+    answer = (ask.answer or "").strip()
+    choice = _choice(answer, options)
+    if choice == ACCEPT:
+        return True
+    if choice == CHANGE:
+        new = await channel.ask(NEW_GOAL_QUESTION)
+        text = (new.answer or "").strip() if new.state == "answered" else ""
+        if not text:
+            raise StepAbort(NO_NEW_GOAL.format(path=path))
+        goal.amend(text).write(path)
+        ctx[GOAL_KEY] = goal
+        verdict.reason = f"人修改了目标。按新的目标接着做:\n\n{goal.prompt_block()}"
+        return False
+    said = "" if choice == MISJUDGED else f"人的原话:{answer}"
+    verdict.reason = f"人认为目标能达成,是裁判判错了,接着做。{said}"
+    return False
+
+
+def _choice(answer: str, options: list[str]) -> str | None:
+    """Which option an answer picks: its text, its number (``2``), or ``None`` (free text)."""
+    if answer.isdigit() and 1 <= int(answer) <= len(options):
+        return options[int(answer) - 1]
+    folded = answer.casefold()
+    for option in options:
+        if folded == option.casefold() or folded.startswith(option.casefold()):
+            return option
+    return None
+
+
+__all__ = ["GOAL_KEY", "ROUND_KEY", "VERDICT_KEY", "goal_step", "with_goal"]

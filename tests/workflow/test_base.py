@@ -1,0 +1,313 @@
+"""Workflow and Step orchestration: attachment, labels, gates, rejects, on_fail, lineage.
+
+These drive ``Workflow.run`` with a stand-in Runtime that records each call: what is
+under test is flower's own orchestration (which session a step resumes, how retries
+are labelled, what lands in ctx), not anything the CLI does. The same paths run
+against the real CLI in ``test_workflow_e2e.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.core.agent import AgentSpec
+from flower.core.events import Event
+from flower.core.lineage import Lineage
+from flower.core.runtime import StepResult
+from flower.workflow import Step, StepAbort, Workflow
+
+pytestmark = pytest.mark.anyio
+
+SPEC = AgentSpec(name="a", instructions="")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@dataclass
+class Call:
+    step: str
+    prompt: str
+    resume: str | None
+    fork: bool
+    on_session: Any
+
+
+@dataclass
+class FakeRuntime:
+    """Answers ``run`` from a per-label table; new sessions get ids s1, s2…"""
+
+    workspace: Path
+    run_dir: Path
+    replies: dict[str, Any] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    on_session: Callable[[str], None] | None = None
+    workbench: Any = None
+    alive: set[str] | None = None
+    _ids: Any = field(default_factory=lambda: itertools.count(1))
+
+    def has_session(self, sid: str | None) -> bool:
+        return self.alive is None or sid in self.alive
+
+    async def run(
+        self,
+        spec: AgentSpec,
+        prompt: str,
+        *,
+        step_name: str | None = None,
+        resume: str | None = None,
+        fork: bool = False,
+        resume_at: str | None = None,
+        on_event: Any = None,
+    ) -> StepResult:
+        label = step_name or spec.name
+        self.calls.append(Call(label, prompt, resume, fork, self.on_session))
+        sid = resume if resume and not fork else f"s{next(self._ids)}"
+        if self.on_session is not None:
+            self.on_session(sid)
+        reply = self.replies.get(label, "ok")
+        if isinstance(reply, StepResult):
+            reply.step, reply.session_id = label, reply.session_id or sid
+            return reply
+        return StepResult(step=label, session_id=sid, ok=True, text=str(reply))
+
+
+@pytest.fixture
+def rt(tmp_path: Path) -> FakeRuntime:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return FakeRuntime(workspace=ws, run_dir=tmp_path / "runs")
+
+
+def failed(text: str = "boom") -> StepResult:
+    return StepResult(step="", ok=False, error=text, text=text)
+
+
+async def test_steps_run_in_order_and_hand_results_on_through_ctx(rt: FakeRuntime) -> None:
+    rt.replies = {"一": "first", "二": "second"}
+    wf = Workflow([Step("一", SPEC, "go"), Step("二", SPEC, lambda ctx: f"after {ctx['一']}")])
+    ctx = await wf.run(rt)
+    assert [c.prompt for c in rt.calls] == ["go", "after first"]
+    assert ctx["一"] == "first" and ctx["二"] == "second"
+    assert ctx["_runtime"] is rt and ctx["_woke"] == 1
+    assert set(ctx["_results"]) == {"一", "二"} and ctx["_sessions"] == {"一": "s1", "二": "s2"}
+
+
+async def test_resume_from_and_fork_attach_to_the_named_steps_session(rt: FakeRuntime) -> None:
+    wf = Workflow(
+        [
+            Step("方案", SPEC, "plan"),
+            Step("实现", SPEC, "build", resume_from="方案"),
+            Step("复核", SPEC, "review", resume_from="实现", fork=True),
+        ],
+        continuous=False,
+    )
+    await wf.run(rt)
+    assert [(c.resume, c.fork) for c in rt.calls] == [(None, False), ("s1", False), ("s1", True)]
+
+
+async def test_resume_from_a_step_without_a_session_is_a_clear_error(rt: FakeRuntime) -> None:
+    wf = Workflow(
+        [
+            Step("方案", SPEC, "plan", when=lambda ctx: False),
+            Step("实现", SPEC, "build", resume_from="方案"),
+        ],
+        continuous=False,
+    )
+    with pytest.raises(ValueError, match="resumes from '方案', which has no session"):
+        await wf.run(rt)
+
+
+def test_bad_declarations_are_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="on_fail must be one of stop, skip, continue"):
+        Step("x", SPEC, "p", on_fail="ignore")
+    with pytest.raises(ValueError, match="retries must be 0 or more"):
+        Step("x", SPEC, "p", retries=-1)
+    with pytest.raises(ValueError, match="fork=True needs resume_from"):
+        Step("x", SPEC, "p", fork=True)
+    with pytest.raises(ValueError, match="needs a name"):
+        Step(" ", SPEC, "p")
+    with pytest.raises(ValueError, match="repeated: a"):
+        Workflow([Step("a", SPEC, "p"), Step("a", SPEC, "q")])
+
+
+async def test_a_gate_that_says_no_retries_from_scratch_with_retry_labels(rt: FakeRuntime) -> None:
+    seen: list[str] = []
+
+    def gate(result: StepResult, ctx: dict[str, Any]) -> bool:
+        seen.append(result.step)
+        return len(seen) == 3
+
+    step = Step("做", SPEC, "task", retries=2, gate=gate)
+    ctx = await Workflow([step], continuous=False).run(rt)
+    assert [c.step for c in rt.calls] == ["做", "做#retry1", "做#retry2"]
+    assert [(c.prompt, c.resume) for c in rt.calls] == [("task", None)] * 3
+    assert seen == ["做", "做#retry1", "做#retry2"]  # the gate runs once per attempt
+    assert ctx["做"] == "ok" and "_failed_at" not in ctx
+
+
+async def test_on_reject_resumes_the_rejected_session_with_its_feedback(rt: FakeRuntime) -> None:
+    verdicts = iter([False, False, True])
+
+    async def gate(result: StepResult, ctx: dict[str, Any]) -> bool:
+        return next(verdicts)
+
+    rejects = iter(["fix the parser", ""])
+    step = Step("干活", SPEC, "task", retries=2, gate=gate, on_reject=lambda r, c: next(rejects))
+    await Workflow([step], continuous=False).run(rt)
+    labels = [(c.step, c.prompt, c.resume, c.fork) for c in rt.calls]
+    assert labels == [
+        ("干活", "task", None, False),
+        ("干活#round2", "fix the parser", "s1", False),
+        ("干活#round3", "task", None, False),  # "" from on_reject: from scratch
+    ]
+    assert step.prompt == "task" and step.resume_from is None  # the Step is never mutated
+
+
+async def test_a_failed_attempt_is_not_rejected_but_retried_from_scratch(rt: FakeRuntime) -> None:
+    rt.replies = {"干活": failed()}
+    calls: list[str] = []
+
+    def on_reject(result: StepResult, ctx: dict[str, Any]) -> str:
+        calls.append(result.step)
+        return "more"
+
+    step = Step("干活", SPEC, "task", retries=1, gate=lambda r, c: True, on_reject=on_reject)
+    ctx = await Workflow([step], continuous=False).run(rt)
+    assert calls == []  # on_reject answers a gate's no, not a crash
+    assert [(c.step, c.prompt, c.resume) for c in rt.calls] == [
+        ("干活", "task", None),
+        ("干活#round2", "task", None),
+    ]
+    assert ctx["干活"] == "ok"
+
+
+async def test_step_abort_stops_without_spending_retries(rt: FakeRuntime) -> None:
+    def gate(result: StepResult, ctx: dict[str, Any]) -> bool:
+        raise StepAbort("hopeless")
+
+    wf = Workflow(
+        [Step("做", SPEC, "task", retries=5, gate=gate), Step("后", SPEC, "after")],
+        continuous=False,
+    )
+    ctx = await wf.run(rt)
+    assert [c.step for c in rt.calls] == ["做"]
+    assert ctx["_aborted"] == "hopeless" and ctx["_failed_at"] == "做"
+    assert "做" not in ctx and "做" in ctx["_results"]
+
+
+@pytest.mark.parametrize(
+    ("on_fail", "value", "ran_next"),
+    [("stop", None, False), ("skip", None, True), ("continue", "boom", True)],
+)
+async def test_on_fail(rt: FakeRuntime, on_fail: str, value: str | None, ran_next: bool) -> None:
+    rt.replies = {"做": failed()}
+    wf = Workflow(
+        [Step("做", SPEC, "task", on_fail=on_fail), Step("后", SPEC, "after")], continuous=False
+    )
+    ctx = await wf.run(rt)
+    assert ctx.get("做") == value
+    assert ("后" in ctx) is ran_next
+    assert (ctx.get("_failed_at") == "做") is (on_fail == "stop")
+    assert ctx["_results"]["做"].ok is False
+
+
+async def test_when_skips_and_reduce_shapes_what_is_handed_on(rt: FakeRuntime) -> None:
+    events: list[Event] = []
+    wf = Workflow(
+        [
+            Step("跳", SPEC, "x", when=lambda ctx: False),
+            Step("算", SPEC, "y", reduce=lambda r, ctx: r.text.upper()),
+        ],
+        continuous=False,
+    )
+    ctx = await wf.run(rt, on_event=events.append)
+    assert "跳" not in ctx and ctx["算"] == "OK"
+    assert [(e.kind, e.step) for e in events] == [("skip", "跳"), ("step", "算")]
+    assert events[1].payload == {"index": 2, "total": 2, "resumed": False, "woke": 1}
+
+
+async def test_on_session_is_set_around_exactly_one_run(rt: FakeRuntime) -> None:
+    during_gate: list[Any] = []
+    outer = rt.on_session = lambda sid: None
+
+    def gate(result: StepResult, ctx: dict[str, Any]) -> bool:
+        during_gate.append(rt.on_session)
+        return True
+
+    await Workflow([Step("做", SPEC, "task", gate=gate)]).run(rt)
+    assert rt.calls[0].on_session is not outer and rt.calls[0].on_session is not None
+    assert during_gate == [outer] and rt.on_session is outer
+
+
+async def test_continuous_resumes_each_steps_lineage_session(rt: FakeRuntime) -> None:
+    steps = [Step("取词", SPEC, "read seed.txt", resume_prompt="continue")]
+    first = await Workflow(steps).run(rt)
+    sid = first["_sessions"]["取词"]
+    events: list[Event] = []
+    second = await Workflow(steps).run(rt, on_event=events.append)
+    assert second["_woke"] == 2 and second["_sessions"]["取词"] == sid
+    assert (rt.calls[1].resume, rt.calls[1].prompt) == (sid, "continue")
+    step_event = next(e for e in events if e.kind == "step")
+    assert step_event.payload == {"index": 1, "total": 1, "resumed": True, "woke": 2}
+    on_disk = Lineage.open(rt.run_dir, rt.workspace)
+    assert on_disk.steps == {"取词": sid} and on_disk.woke == 2
+
+
+async def test_a_session_gone_from_the_store_means_a_fresh_start(rt: FakeRuntime) -> None:
+    steps = [Step("取词", SPEC, "read")]
+    await Workflow(steps).run(rt)
+    rt.alive = set()  # sessions.db lost
+    await Workflow(steps).run(rt)
+    assert rt.calls[1].resume is None and rt.calls[1].prompt == "read"
+
+
+async def test_continuous_false_keeps_no_lineage(rt: FakeRuntime) -> None:
+    steps = [Step("取词", SPEC, "read")]
+    await Workflow(steps, continuous=False).run(rt)
+    ctx = await Workflow(steps, continuous=False).run(rt)
+    assert rt.calls[1].resume is None and ctx["_woke"] == 1 and "_lineage" not in ctx
+    assert not (rt.run_dir / "lineage.json").exists()
+
+
+async def test_lineage_keeps_the_plain_step_name_not_retry_labels(rt: FakeRuntime) -> None:
+    step = Step("干活", SPEC, "task", retries=1, gate=lambda r, c: r.step != "干活")
+    ctx = await Workflow([step]).run(rt)
+    lineage = Lineage.open(rt.run_dir, rt.workspace)
+    assert lineage.steps == {"干活": ctx["_sessions"]["干活"]} == {"干活": "s2"}
+
+
+async def test_the_workflows_workbench_is_used_while_it_runs(
+    rt: FakeRuntime, tmp_path: Path
+) -> None:
+    from flower.core.workbench import Workbench
+
+    wb = Workbench(rt.workspace)
+    seen: list[Any] = []
+    step = Step("做", SPEC, "task", gate=lambda r, c: seen.append(rt.workbench) or True)
+    await Workflow([step], workbench=wb, continuous=False).run(rt)
+    assert seen == [wb] and rt.workbench is None and wb.notes.is_dir()
+
+
+async def test_the_channel_gets_the_event_stream_when_it_has_none(rt: FakeRuntime) -> None:
+    class Channel:
+        on_event: Any = None
+
+    mine, theirs = Channel(), Channel()
+    theirs.on_event = print
+    events: list[Event] = []
+    await Workflow([Step("a", SPEC, "p")], channel=mine, continuous=False).run(
+        rt, on_event=events.append
+    )
+    await Workflow([Step("a", SPEC, "p")], channel=theirs, continuous=False).run(
+        rt, on_event=events.append
+    )
+    assert mine.on_event == events.append and theirs.on_event is print
