@@ -517,3 +517,26 @@ async def test_a_callback_may_answer_on_the_spot_without_deadlocking() -> None:
     ask = await asyncio.wait_for(ch.ask("同一线程?"), 2)
     assert ask.answer == "马上答"
     assert events.states() == [("q1", "asked"), ("q1", "answered")]
+
+
+async def test_plugins_observe_questions_and_remarks_through_the_event_hook() -> None:
+    from flower import hookimpl
+    from flower.plugins import get_plugin_manager
+
+    seen: list[tuple[str, str]] = []
+
+    class Observer:
+        @hookimpl
+        def flower_event(self, event: Event) -> None:
+            seen.append((event.kind, event.payload.get("state", "")))
+
+    pm = get_plugin_manager()
+    observer = Observer()
+    pm.register(observer, name="test-observer")
+    try:
+        ch = HumanChannel(timeout_s=0)
+        await ch.ask("anyone?")
+        ch.send("also this")
+    finally:
+        pm.unregister(observer)
+    assert seen == [("ask", "timeout"), ("mail", "queued")]

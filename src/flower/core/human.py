@@ -454,11 +454,18 @@ class HumanChannel:
         self._log(ask_entry(ask))
 
     def _emit(self, event: Event) -> None:
+        """To ``on_event`` and to every plugin's ``flower_event`` hook (a UI plugin sees
+        questions like any other event); a failure is collected, never raised."""
+        from flower.plugins import get_plugin_manager
+
         callback = self.on_event
-        if callback is None:
-            return
+        if callback is not None:
+            self._notify(lambda: callback(event), event)
+        self._notify(lambda: get_plugin_manager().hook.flower_event(event=event), event)
+
+    def _notify(self, send: Callable[[], object], event: Event) -> None:
         try:
-            callback(event)
+            send()
         except Exception as exc:  # a broken UI must not end the run
             self._error(f"on_event failed on {event.kind!r}: {type(exc).__name__}: {exc}")
 
