@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "Event": "flower.core.events",
+    "normalize": "flower.core.events",
     # runtime, resilience, handoff (core/runtime.py, core/resilience.py, core/handoff.py)
     "Runtime": "flower.core.runtime",
     "StepResult": "flower.core.runtime",
@@ -33,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "PruningSessionStore": "flower.stores.prune",
     "TrimPolicy": "flower.stores.trim",
     "EphemeralPolicy": "flower.stores.trim",
+    "trim_report": "flower.stores.trim",
     "PrunePolicy": "flower.stores.prune",
     # agents, guards, workbench (core/agent.py, core/guard.py, core/workbench.py)
     "AgentSpec": "flower.core.agent",
@@ -117,7 +119,7 @@ if TYPE_CHECKING:
     from flower.core.brief import Brief
     from flower.core.channel import Channel
     from flower.core.ephemeral import is_ephemeral
-    from flower.core.events import Event
+    from flower.core.events import Event, normalize
     from flower.core.goal import Goal, Verdict
     from flower.core.guard import (
         delegate_guard,
@@ -153,7 +155,7 @@ if TYPE_CHECKING:
     from flower.plugins import get_plugin_manager
     from flower.stores.prune import PrunePolicy, PruningSessionStore
     from flower.stores.sqlite import SqliteSessionStore
-    from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy
+    from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy, trim_report
     from flower.workflow.base import Step, StepAbort, Workflow
     from flower.workflow.clarify import BRIEF_KEY, CLARIFY_RESUME, MISSING_KEY, clarify_step
     from flower.workflow.goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY, goal_step, with_goal

@@ -235,3 +235,22 @@ async def test_spilled_originals_stay_out_of_git(tmp_path: Path, workspace: Path
         cwd=workspace, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert ".flower/spill" not in status
+
+
+def test_trim_report_says_what_the_latest_load_did_in_one_line() -> None:
+    from types import SimpleNamespace
+
+    from flower import trim_report
+
+    assert trim_report(SimpleNamespace(last_report={})) == "nothing trimmed"
+    assert trim_report(object()) == "nothing trimmed"
+    line = trim_report(
+        SimpleNamespace(
+            last_report={"trimmed": 2, "trimmed_chars": 48_000, "expired": 3, "denials": 1}
+        )
+    )
+    assert line == (
+        "2 large tool result(s) replaced by pointers to files (~12,000 tokens saved);"
+        " 3 stale one-off result(s) marked expired; 1 old refused call(s) left out"
+    )
+    assert "\n" not in line

@@ -256,8 +256,9 @@ async def test_continuous_resumes_each_steps_lineage_session(rt: FakeRuntime) ->
     second = await Workflow(steps).run(rt, on_event=events.append)
     assert second["_woke"] == 2 and second["_sessions"]["取词"] == sid
     assert (rt.calls[1].resume, rt.calls[1].prompt) == (sid, "continue")
-    step_event = next(e for e in events if e.kind == "step")
-    assert step_event.payload == {"index": 1, "total": 1, "resumed": True, "woke": 2}
+    assert [e.kind for e in events] == ["wake", "step"]
+    assert events[0].payload == {"woke": 2, "steps": {"取词": sid}, "notice": ""}
+    assert events[1].payload == {"index": 1, "total": 1, "resumed": True, "woke": 2}
     on_disk = Lineage.open(rt.run_dir, rt.workspace)
     assert on_disk.steps == {"取词": sid} and on_disk.woke == 2
 
@@ -266,8 +267,10 @@ async def test_a_session_gone_from_the_store_means_a_fresh_start(rt: FakeRuntime
     steps = [Step("取词", SPEC, "read")]
     await Workflow(steps).run(rt)
     rt.alive = set()  # sessions.db lost
-    await Workflow(steps).run(rt)
+    events: list[Event] = []
+    await Workflow(steps).run(rt, on_event=events.append)
     assert rt.calls[1].resume is None and rt.calls[1].prompt == "read"
+    assert events[0].kind == "wake" and events[0].payload["notice"]  # said, not silent
 
 
 async def test_continuous_false_keeps_no_lineage(rt: FakeRuntime) -> None:

@@ -206,11 +206,13 @@ class _View:
             f"{who}{p['name']}({_gist(p.get('input'))})  [ctx {_k(self.rt.context)}]", "cyan"
         )
 
-    def _on_tool_error(self, p: dict[str, Any]) -> None:
-        self._line(f"  ✗ {p.get('text', '')}", "red")
+    def _on_tool_result(self, p: dict[str, Any]) -> None:
+        if p.get("error"):
+            self._line(f"  ✗ {p.get('text', '')}", "red")
 
     def _on_text(self, p: dict[str, Any]) -> None:
-        self._line(p["text"].rstrip())
+        if not p.get("subagent"):
+            self._line(p["text"].rstrip())
 
     def _on_retry(self, p: dict[str, Any]) -> None:
         same = " (same session)" if p.get("resume") else ""

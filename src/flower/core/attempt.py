@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from flower.core.agent import build_options
-from flower.core.events import Event, EventCallback, emit
-from flower.core.text import one_line
+from flower.core.events import Event, EventCallback, emit, normalize
 from flower.stores.transcript import context_size
 
 if TYPE_CHECKING:
@@ -178,10 +177,6 @@ async def run_attempt(
         ClaudeSDKClient,
         ResultMessage,
         SystemMessage,
-        TextBlock,
-        ToolResultBlock,
-        ToolUseBlock,
-        UserMessage,
     )
 
     options = build_options(
@@ -201,6 +196,11 @@ async def run_attempt(
     def say(kind: str, payload: dict[str, Any]) -> None:
         if watch:
             emit(Event(kind, payload, step=step), on_event)
+
+    def show(message: Any) -> None:
+        if watch:
+            for event in normalize(message, step=step):
+                emit(event, on_event)
 
     got = Attempt(session_id=result.session_id if result else resume)
     stop = anyio.Event()
@@ -234,11 +234,13 @@ async def run_attempt(
     try:
         async with ClaudeSDKClient(options) as client, anyio.create_task_group() as tasks:
             tasks.start_soon(interrupt_when_asked, client)
+            say("prompt", {"text": prompt, "resume": resume, "fork": fork})
             await client.query(prompt)
             async for message in client.receive_response():
                 if isinstance(message, SystemMessage):
                     if message.subtype == "init":
                         seen(message.data.get("session_id"))
+                    show(message)
                 elif isinstance(message, AssistantMessage):
                     seen(message.session_id)
                     main = message.parent_tool_use_id is None
@@ -248,17 +250,7 @@ async def run_attempt(
                     if main and watch:
                         track(live, rt.handoff, message, last_message, step, on_event, stop)
                         last_message = message.message_id or last_message
-                    for block in message.content:
-                        if isinstance(block, ToolUseBlock):
-                            say("tool", {"name": block.name, "input": block.input,
-                                         "id": block.id, "subagent": not main})  # fmt: skip
-                        elif isinstance(block, TextBlock) and main and block.text.strip():
-                            say("text", {"text": block.text})
-                elif isinstance(message, UserMessage) and isinstance(message.content, list):
-                    for block in message.content:
-                        if isinstance(block, ToolResultBlock) and block.is_error:
-                            say("tool_error", {"id": block.tool_use_id,
-                                               "text": preview(block.content)})  # fmt: skip
+                    show(message)
                 elif isinstance(message, ResultMessage):
                     seen(message.session_id)
                     got.cost_usd = float(message.total_cost_usd or 0.0)
@@ -267,6 +259,8 @@ async def run_attempt(
                     got.ok = not message.is_error and message.subtype == "success"
                     if not got.ok:
                         got.error = error_text(message, api_error)
+                else:  # tool results, and whatever else the SDK streams
+                    show(message)
             tasks.cancel_scope.cancel()
     except Exception as exc:  # the CLI died, could not start, or the stream broke
         inner = leaf(exc)
@@ -345,9 +339,3 @@ def leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
-
-
-def preview(content: Any, limit: int = 300) -> str:
-    if isinstance(content, list):
-        content = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    return one_line(str(content or ""), limit)

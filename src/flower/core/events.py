@@ -14,6 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from flower.core.text import one_line
+
+#: How much of a tool result an event carries (the full result stays in the transcript).
+RESULT_PREVIEW = 300
+
 
 @dataclass
 class Event:
@@ -22,8 +27,8 @@ class Event:
     Attributes:
         kind: What happened: ``"step"``, ``"retry"``, ``"handoff"``, ``"task"``,
             ``"tool"``, ``"text"``, ``"result"``, ``"context"``, ``"offline"``...
-        payload: Details; each kind documents its keys where it is sent
-            (``Event("handoff")`` carries ``payload["phase"]`` of
+            ``docs/workflow.md`` lists every kind with its payload.
+        payload: Details (``Event("handoff")`` carries ``payload["phase"]`` of
             ``near`` / ``writing`` / ``done``).
         step: Name of the step it belongs to, when there is one.
         at: ``time.time()`` when it was made.
@@ -55,3 +60,83 @@ def emit(event: Event, on_event: EventCallback | None = None) -> None:
             deliver(event)
         except Exception as exc:  # observers must not stop the run
             print(f"flower: an event observer failed on {event.kind!r}: {exc!r}", file=sys.stderr)
+
+
+def normalize(message: Any, *, step: str | None = None) -> list[Event]:
+    """What one SDK message means to a watcher, as events in the order they happened.
+
+    One function turns the SDK's message types into flower's event kinds, so the
+    Runtime, a replay of a stored run and a test read messages the same way:
+
+    - an assistant message: ``text`` / ``thinking`` (``{"text", "subagent"}``) and
+      ``tool`` (``{"name", "input", "id", "subagent"}``) per content block;
+    - a user message carrying tool results: ``tool_result`` (``{"id", "text",
+      "error", "subagent"}``, the text cut to :data:`RESULT_PREVIEW` characters);
+    - a system message: ``system`` (``{"subtype", "session_id"}``);
+    - anything else (a stream event, a rate-limit notice, a type this version does
+      not know): ``unknown`` (``{"type"}``).
+
+    The CLI's synthetic error replies (model ``<synthetic>``) and the final result
+    message give nothing here: the Runtime reports those as ``retry`` and ``result``.
+    """
+    from claude_agent_sdk import (
+        AssistantMessage,
+        ResultMessage,
+        SystemMessage,
+        TextBlock,
+        ThinkingBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+        UserMessage,
+    )
+
+    def event(kind: str, payload: dict[str, Any]) -> Event:
+        return Event(kind, payload, step=step)
+
+    if isinstance(message, AssistantMessage):
+        if message.model == "<synthetic>":
+            return []
+        sub = message.parent_tool_use_id is not None
+        found: list[Event] = []
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                found.append(
+                    event(
+                        "tool",
+                        {"name": block.name, "input": block.input, "id": block.id, "subagent": sub},
+                    )
+                )
+            elif isinstance(block, TextBlock) and block.text.strip():
+                found.append(event("text", {"text": block.text, "subagent": sub}))
+            elif isinstance(block, ThinkingBlock) and block.thinking.strip():
+                found.append(event("thinking", {"text": block.thinking, "subagent": sub}))
+        return found
+    if isinstance(message, UserMessage):
+        if not isinstance(message.content, list):
+            return []
+        sub = message.parent_tool_use_id is not None
+        return [
+            event(
+                "tool_result",
+                {
+                    "id": block.tool_use_id,
+                    "text": _preview(block.content),
+                    "error": bool(block.is_error),
+                    "subagent": sub,
+                },
+            )
+            for block in message.content
+            if isinstance(block, ToolResultBlock)
+        ]
+    if isinstance(message, SystemMessage):
+        data = message.data if isinstance(message.data, dict) else {}
+        return [event("system", {"subtype": message.subtype, "session_id": data.get("session_id")})]
+    if isinstance(message, ResultMessage):
+        return []
+    return [event("unknown", {"type": type(message).__name__})]
+
+
+def _preview(content: Any) -> str:
+    if isinstance(content, list):
+        content = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return one_line(str(content or ""), RESULT_PREVIEW)

@@ -182,8 +182,11 @@ class Workflow:
     ) -> Ctx:
         """Run the steps in order and return ``ctx``.
 
-        Emits ``Event("step", {"index", "total", "resumed", "woke"})`` before a step
-        runs and ``Event("skip", {"index", "total", "woke"})`` when its ``when`` says no.
+        Emits ``Event("wake", {"woke", "steps", "notice"})`` first when continuous (what
+        the lineage gave, and ``notice``: why something on disk was not used, "" when
+        all of it was), ``Event("step", {"index", "total", "resumed", "woke"})`` before
+        a step runs and ``Event("skip", {"index", "total", "woke"})`` when its ``when``
+        says no.
         """
         ctx = self.context
         ctx["_runtime"] = runtime
@@ -199,6 +202,8 @@ class Workflow:
             for step_name, sid in lineage.steps.items():
                 sessions.setdefault(step_name, sid)
             ctx["_woke"] = lineage.bump()
+            wake = {"woke": ctx["_woke"], "steps": dict(lineage.steps), "notice": lineage.notice}
+            emit(Event("wake", wake), on_event)
         else:
             ctx["_woke"] = 1
         woke: int = ctx["_woke"]
