@@ -44,7 +44,10 @@ def build(args: dict[str, Any]) -> Workflow:
 async def main(args: dict[str, Any]) -> dict[str, Any]:
     workflow = build(args)
     fast = Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.1, probe_timeout=0.5)
-    with Runtime(workspace=args["workspace"], run_dir=args["run_dir"], resilience=fast) as rt:
+    with (
+        Runtime(workspace=args["workspace"], run_dir=args["run_dir"], resilience=fast) as rt,
+        rt.rescue_on_signals(),
+    ):
         ctx = await workflow.run(rt)
     return {
         "woke": ctx["_woke"],

@@ -195,12 +195,14 @@ def starter_args(workspace: Path, tmp_path: Path) -> Iterator[dict[str, Any]]:
     yield {"mode": "starter", "workspace": str(workspace), "run_dir": str(tmp_path / "runs")}
 
 
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
 def test_a_process_killed_mid_work_is_continued_by_the_next_one(
     scripted_model: ScriptedModel,
     claude_env: dict[str, str],
     workspace: Path,
     tmp_path: Path,
     starter_args: dict[str, Any],
+    how: str,
 ) -> None:
     from flower.workflow.starter import RESUME_PLAIN
 
@@ -219,8 +221,15 @@ def test_a_process_killed_mid_work_is_continued_by_the_next_one(
     try:  # killed while the coordinator waits for its second reply, after real work
         wait_for(lambda: any(r.turn == 1 for r in scripted_model.requests_for("work")))
     finally:
-        os.killpg(first.pid, signal.SIGKILL)
-        first.communicate(timeout=30)
+        if how == "SIGKILL":  # no cleanup at all, the CLI dies too (power loss)
+            os.killpg(first.pid, signal.SIGKILL)
+        else:  # `kill <pid>`: the step in flight is rescued into the manifest
+            os.kill(first.pid, signal.SIGTERM)
+        first.communicate(timeout=60)
+    if how == "SIGTERM":
+        assert first.returncode == 128 + signal.SIGTERM
+        (rescued,) = [row for row in manifest(run_dir) if row["step"] == "干活"]
+        assert rescued["error"] == "killed-by-signal" and not rescued["ok"]
     assert (workspace / "hello.txt").read_text() == "hi"
     work_sid = Lineage.open(run_dir, workspace).steps["干活"]
     with Runtime(workspace=workspace, run_dir=run_dir) as rt:
