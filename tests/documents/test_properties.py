@@ -221,6 +221,7 @@ BIG = int(os.environ.get("FLOWER_FUZZ_EXAMPLES", "0") or 0)
 
 
 @pytest.mark.skipif(BIG <= 0, reason="big fuzz run: set FLOWER_FUZZ_EXAMPLES=100000 to run it")
+@pytest.mark.timeout(max(300, BIG // 20))  # about 300 inputs/s on a busy 2-CPU machine
 def test_big_fuzz_run() -> None:
     @settings(
         max_examples=BIG,

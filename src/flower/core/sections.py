@@ -43,9 +43,9 @@ _FENCE = re.compile(r"\s*(`{3,}|~{3,})\s*([\w+-]*)")
 _UNWRAP = frozenset({"markdown", "md"})
 _HASH = re.compile(r"#{1,6}\s*")
 _BOLD = re.compile(r"(\*\*|__)\s*")
+_WS = re.compile(r"\s*")
 # One list marker or checkbox. Shared by headings and bullets (see the module docstring).
 # A number needs no space after it (``1.运行``), but ``1.5`` and ``3.10`` are not markers.
-_WS = re.compile(r"\s*")
 _ITEM = re.compile(r"(?:[-*+](?=\s|$)|(?P<num>[0-9]{1,3}[.、)．)])(?![0-9])|\[[ xX]\](?=\s|$))\s*")
 
 
