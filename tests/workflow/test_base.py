@@ -8,9 +8,6 @@ against the real CLI in ``test_workflow_e2e.py``.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +19,8 @@ from flower.core.lineage import Lineage
 from flower.core.runtime import StepResult
 from flower.workflow import Step, StepAbort, Workflow
 
+from .fakes import FakeRuntime, failed
+
 pytestmark = pytest.mark.anyio
 
 SPEC = AgentSpec(name="a", instructions="")
@@ -30,65 +29,6 @@ SPEC = AgentSpec(name="a", instructions="")
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@dataclass
-class Call:
-    step: str
-    prompt: str
-    resume: str | None
-    fork: bool
-    on_session: Any
-
-
-@dataclass
-class FakeRuntime:
-    """Answers ``run`` from a per-label table; new sessions get ids s1, s2…"""
-
-    workspace: Path
-    run_dir: Path
-    replies: dict[str, Any] = field(default_factory=dict)
-    calls: list[Call] = field(default_factory=list)
-    on_session: Callable[[str], None] | None = None
-    workbench: Any = None
-    alive: set[str] | None = None
-    _ids: Any = field(default_factory=lambda: itertools.count(1))
-
-    def has_session(self, sid: str | None) -> bool:
-        return self.alive is None or sid in self.alive
-
-    async def run(
-        self,
-        spec: AgentSpec,
-        prompt: str,
-        *,
-        step_name: str | None = None,
-        resume: str | None = None,
-        fork: bool = False,
-        resume_at: str | None = None,
-        on_event: Any = None,
-    ) -> StepResult:
-        label = step_name or spec.name
-        self.calls.append(Call(label, prompt, resume, fork, self.on_session))
-        sid = resume if resume and not fork else f"s{next(self._ids)}"
-        if self.on_session is not None:
-            self.on_session(sid)
-        reply = self.replies.get(label, "ok")
-        if isinstance(reply, StepResult):
-            reply.step, reply.session_id = label, reply.session_id or sid
-            return reply
-        return StepResult(step=label, session_id=sid, ok=True, text=str(reply))
-
-
-@pytest.fixture
-def rt(tmp_path: Path) -> FakeRuntime:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return FakeRuntime(workspace=ws, run_dir=tmp_path / "runs")
-
-
-def failed(text: str = "boom") -> StepResult:
-    return StepResult(step="", ok=False, error=text, text=text)
 
 
 async def test_steps_run_in_order_and_hand_results_on_through_ctx(rt: FakeRuntime) -> None:

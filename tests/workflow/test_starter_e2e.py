@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +31,7 @@ from flower.testing import ScriptedModel, conversation, message_text, text
 from flower.workflow import GOAL_KEY, ROUND_KEY, VERDICT_KEY
 
 from . import scripts as S
+from .fakes import Answerer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -45,34 +45,6 @@ def anyio_backend() -> str:
 
 def fast() -> Resilience:
     return Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.1, probe_timeout=0.5)
-
-
-class Answerer:
-    """A UI thread: answers every pending question from a table (or declines it)."""
-
-    def __init__(self, channel: Any, answers: dict[str, str]) -> None:
-        self.channel, self.answers = channel, answers
-        self.answered: list[tuple[str, str]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            for ask in self.channel.pending():
-                reply = next((a for q, a in self.answers.items() if q in ask.question), None)
-                if reply is None:
-                    continue
-                if self.channel.answer(ask.id, reply):
-                    self.answered.append((ask.question, reply))
-            time.sleep(0.02)
-
-    def __enter__(self) -> Answerer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(5)
 
 
 def manifest(run_dir: Path) -> list[dict[str, Any]]:

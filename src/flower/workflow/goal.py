@@ -209,8 +209,9 @@ def with_goal(
         verdict = Verdict.parse(ruling.text if ruling.ok else "")
         if not ruling.ok:
             verdict.reason = f"裁判这一轮没能完成判定({ruling.error}),按未达成处理。"
-        elif not verdict.ok:
-            verdict.reason = verdict.reason.strip() or VAGUE_REASON
+        elif not verdict.ok:  # vague: never a pass; say so, keep what the judge did say
+            said = verdict.reason.strip()
+            verdict.reason = f"{VAGUE_REASON}裁判的原话:{said}" if said else VAGUE_REASON
         ctx[VERDICT_KEY] = verdict
         report = {
             "round": round_,

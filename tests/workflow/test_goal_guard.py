@@ -1,0 +1,205 @@
+"""with_goal and goal_step without the CLI: every branch of the judge's ruling.
+
+The judge's replies come from the stand-in Runtime by label (``干活·判定#1``); the
+human is a real HumanChannel answered by a UI thread. The same guard runs against the
+real CLI in test_starter_e2e.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower import HumanChannel
+from flower.core.agent import AgentSpec
+from flower.core.events import Event
+from flower.core.goal import Goal
+from flower.core.runtime import StepResult
+from flower.workflow import (
+    GOAL_KEY,
+    ROUND_KEY,
+    VERDICT_KEY,
+    Step,
+    StepAbort,
+    Workflow,
+    goal_step,
+    with_goal,
+)
+from flower.workflow.goal import ACCEPT, CHANGE, MISJUDGED, VAGUE_REASON
+
+from .fakes import Answerer, FakeRuntime, failed
+
+pytestmark = pytest.mark.anyio
+
+SPEC = AgentSpec(name="coord", instructions="")
+GOAL = "## 目标\n写好 hello.txt\n## 判定清单\n- cat hello.txt 输出 hi"
+NOT_YET = "## 结论\n未达成\n## 理由\n缺证据\n## 未通过\n- cat hello.txt 输出 hi"
+ACHIEVED = "## 结论\n已达成"
+UNREACHABLE = "## 结论\n无法达成\n## 理由\n要 macOS"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def goal_path(rt: FakeRuntime) -> Path:
+    path = rt.workspace / "目标.md"
+    Goal.parse(GOAL).write(path)
+    return path
+
+
+def guarded(channel: Any, goal_path: Path, rounds: int = 3, **kw: Any) -> Step:
+    work = Step("干活", SPEC, "do it", resume_prompt="continue", **kw)
+    return with_goal(work, channel, goal_path=goal_path, rounds=rounds)
+
+
+async def run(rt: FakeRuntime, step: Step, **kw: Any) -> dict[str, Any]:
+    return await Workflow([step], continuous=False).run(rt, **kw)
+
+
+async def test_not_yet_sends_the_same_session_back_then_achieved_passes(
+    rt: FakeRuntime, goal_path: Path
+) -> None:
+    rt.replies = {"干活·判定#1": NOT_YET, "干活·判定#2": ACHIEVED}
+    events: list[Event] = []
+    ctx = await run(rt, guarded(HumanChannel(timeout_s=0), goal_path), on_event=events.append)
+    labels = [(c.step, c.resume) for c in rt.calls]
+    assert labels == [
+        ("干活", None),
+        ("干活·判定#1", None),
+        ("干活#round2", "s1"),
+        ("干活·判定#2", None),
+    ]
+    feedback = rt.calls[2].prompt
+    assert "缺证据" in feedback and "cat hello.txt 输出 hi" in feedback
+    judged = rt.calls[1].prompt
+    assert "写好 hello.txt" in judged and "ok" in judged  # the goal and the worker's report
+    assert ctx[VERDICT_KEY].achieved and ctx[ROUND_KEY] == 2 and ctx["干活"] == "ok"
+    assert [e.payload["state"] for e in events if e.kind == "verdict"] == ["not_yet", "achieved"]
+
+
+async def test_a_vague_ruling_never_closes_the_work(rt: FakeRuntime, goal_path: Path) -> None:
+    rt.replies = {"干活·判定#1": "看起来应该可以了", "干活·判定#2": "嗯"}
+    ctx = await run(rt, guarded(HumanChannel(timeout_s=0), goal_path, rounds=2))
+    assert ctx["_failed_at"] == "干活" and ctx[VERDICT_KEY].reason.startswith(VAGUE_REASON)
+    assert VAGUE_REASON in rt.calls[2].prompt and "看起来应该可以了" in rt.calls[2].prompt
+
+
+async def test_a_judge_that_cannot_finish_counts_as_not_yet(
+    rt: FakeRuntime, goal_path: Path
+) -> None:
+    rt.replies = {"干活·判定#1": failed("HTTP 529"), "干活·判定#2": ACHIEVED}
+    ctx = await run(rt, guarded(HumanChannel(timeout_s=0), goal_path))
+    assert "HTTP 529" in rt.calls[2].prompt and ctx[VERDICT_KEY].achieved
+
+
+async def test_rounds_is_the_total_number_of_work_rounds(rt: FakeRuntime, goal_path: Path) -> None:
+    rt.replies = {f"干活·判定#{n}": NOT_YET for n in range(1, 5)}
+    ctx = await run(rt, guarded(HumanChannel(timeout_s=0), goal_path, rounds=2))
+    work = [c.step for c in rt.calls if "判定" not in c.step]
+    assert work == ["干活", "干活#round2"] and ctx["_failed_at"] == "干活"
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ValueError, match="1 or more"):
+            with_goal(Step("x", SPEC, "p"), None, goal_path=goal_path, rounds=bad)  # type: ignore[arg-type]
+
+
+async def test_with_goal_keeps_the_rest_of_the_step(goal_path: Path) -> None:
+    step = Step("干活", SPEC, "p", resume_prompt="continue", on_fail="continue")
+    wrapped = with_goal(step, None, goal_path=goal_path, rounds=4)
+    assert (wrapped.resume_prompt, wrapped.on_fail, wrapped.retries) == ("continue", "continue", 3)
+    assert wrapped.gate is not None and wrapped.on_reject is not None and step.gate is None
+
+
+@pytest.mark.parametrize("reply", [ACCEPT, "1", ACCEPT.upper()])
+async def test_unreachable_accepted_by_the_human_passes(
+    rt: FakeRuntime, goal_path: Path, reply: str
+) -> None:
+    rt.replies = {"干活·判定#1": UNREACHABLE}
+    channel = HumanChannel(timeout_s=10)
+    with Answerer(channel, {"unreachable": reply}) as ui:
+        ctx = await run(rt, guarded(channel, goal_path))
+    assert "_failed_at" not in ctx and ui.answered and ctx[VERDICT_KEY].unreachable
+    (ask,) = channel.asks
+    assert ask.options == [ACCEPT, CHANGE, MISJUDGED] and "要 macOS" in ask.question
+
+
+async def test_unreachable_with_a_changed_goal_amends_the_file_and_goes_on(
+    rt: FakeRuntime, goal_path: Path
+) -> None:
+    rt.replies = {"干活·判定#1": UNREACHABLE, "干活·判定#2": ACHIEVED}
+    channel = HumanChannel(timeout_s=10)
+    with Answerer(channel, {"unreachable": "2", "new goal": "只要在 Linux 上能跑"}):
+        ctx = await run(rt, guarded(channel, goal_path))
+    assert "_failed_at" not in ctx
+    amended = Goal.load(goal_path)
+    assert amended is not None and "只要在 Linux 上能跑" in amended.statement
+    assert "写好 hello.txt" in amended.statement and amended.checks == ["cat hello.txt 输出 hi"]
+    assert ctx[GOAL_KEY] == amended
+    assert "只要在 Linux 上能跑" in rt.calls[2].prompt  # round 2 is told the new goal
+    assert "只要在 Linux 上能跑" in rt.calls[3].prompt  # and the judge judges by it
+
+
+async def test_unreachable_the_human_says_the_judge_is_wrong(
+    rt: FakeRuntime, goal_path: Path
+) -> None:
+    rt.replies = {"干活·判定#1": UNREACHABLE, "干活·判定#2": ACHIEVED}
+    channel = HumanChannel(timeout_s=10)
+    with Answerer(channel, {"unreachable": "装了 Xcode 的 CI 上能验"}):
+        await run(rt, guarded(channel, goal_path))
+    assert "装了 Xcode 的 CI 上能验" in rt.calls[2].prompt and rt.calls[2].resume == "s1"
+
+
+@pytest.mark.parametrize(
+    ("answers", "why"),
+    [({}, "nobody answered"), ({"unreachable": CHANGE}, "no new goal came")],
+)
+async def test_unreachable_with_nobody_to_decide_aborts(
+    rt: FakeRuntime, goal_path: Path, answers: dict[str, str], why: str
+) -> None:
+    rt.replies = {"干活·判定#1": UNREACHABLE}
+    channel = HumanChannel(timeout_s=0.3)
+    with Answerer(channel, answers):
+        ctx = await run(rt, guarded(channel, goal_path))
+    assert why in ctx["_aborted"] and ctx["_failed_at"] == "干活"
+    assert [c.step for c in rt.calls] == ["干活", "干活·判定#1"]  # no round spent after it
+
+
+async def test_the_gate_without_a_runtime_aborts_instead_of_passing(goal_path: Path) -> None:
+    step = with_goal(Step("干活", SPEC, "p"), None, goal_path=goal_path)
+    assert step.gate is not None
+    with pytest.raises(StepAbort, match="no Runtime"):
+        await step.gate(StepResult(step="干活", ok=True), {})  # type: ignore[misc]
+
+
+async def test_goal_step_freezes_the_goal_and_flags_unverifiable_checks(rt: FakeRuntime) -> None:
+    path = rt.workspace / "notes" / "目标.md"
+    text = "## 目标\nmac 应用\n## 判定清单\n- 能编译\n- 在 macOS 上启动 [此环境无法验证:没有 macOS]"
+    rt.replies = {"设定目标": text}
+    events: list[Event] = []
+    step = goal_step(HumanChannel(timeout_s=0), goal_path=path)
+    ctx = await Workflow([step], continuous=False, context={"确认需求": "## 目标\nX"}).run(
+        rt, on_event=events.append
+    )
+    assert "## 目标\nX" in rt.calls[0].prompt
+    frozen = Goal.load(path)
+    assert frozen is not None and frozen.checks[0] == "能编译" and ctx[GOAL_KEY] == frozen
+    (task,) = [e for e in events if e.kind == "task"]
+    assert task.payload == {"unverifiable": [frozen.checks[1]], "total": 2, "path": str(path)}
+    assert ctx["设定目标"] == frozen.prompt_block()
+    rt.calls.clear()  # a complete goal on disk skips the step, and still fills ctx
+    again = await Workflow([step], continuous=False).run(rt)
+    assert rt.calls == [] and again[GOAL_KEY] == frozen
+    forced = goal_step(HumanChannel(timeout_s=0), goal_path=path, always_set=True)
+    await Workflow([forced], continuous=False).run(rt)
+    assert [c.step for c in rt.calls] == ["设定目标"]
+
+
+async def test_goal_step_refuses_an_answer_without_checks(rt: FakeRuntime) -> None:
+    path = rt.workspace / "目标.md"
+    rt.replies = {"设定目标": "## 目标\n只有一句话"}
+    ctx = await Workflow([goal_step(None, goal_path=path)], continuous=False).run(rt)
+    assert ctx["_failed_at"] == "设定目标" and not path.exists()
