@@ -136,3 +136,13 @@ def test_feedback_carries_verdict_reason_failed_and_says_carry_on() -> None:
     assert "达不到" in Verdict(UNREACHABLE).feedback()
     vague = Verdict().feedback()
     assert "没有给出明确的结论" in vague and "没有写理由" in vague and "没通过的检查" not in vague
+
+
+def test_the_rules_menu_copied_back_is_not_a_choice() -> None:
+    from flower.core.roles import JUDGE_RULES
+
+    menu = JUDGE_RULES.split("## 结论\n", 1)[1].splitlines()[0]
+    copied = Verdict.parse(f"## 结论\n{menu}\n## 理由\n看了")
+    assert copied.state == "" and not copied.ok and not copied.achieved
+    assert Verdict.parse("## 结论\n已达成 / 未达成 / 无法验证").state == ""
+    assert Verdict.parse("## 结论\n已达成\n没有未达成或无法验证的项").state == "achieved"

@@ -217,6 +217,14 @@ VERDICT_TITLE = "# 裁判结论"
 def _state(text: str) -> str:
     word = _STATE_RE.search(text)
     if word is not None:
+        start = text.rfind("\n", 0, word.start()) + 1
+        end = text.find("\n", word.end())
+        line = text[start : end if end >= 0 else len(text)]
+        named = {_STATE_OF[(m.lastindex or 1) - 1] for m in _STATE_RE.finditer(line)}
+        if len(named) == len(STATE_WORDS):
+            # Every state on one line is the rules' menu ("已达成 / 未达成 / 无法验证,
+            # 三选一") copied back, not a choice; reading its first word would pass the work.
+            return ""
         return _STATE_OF[(word.lastindex or 1) - 1]
     if re.search(r"\b1\b", text):
         return ACHIEVED

@@ -1,0 +1,195 @@
+"""clarify_step, starter_flow's assembly and errors, wake_state (no CLI involved)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower import HumanChannel, starter_flow, wake_state
+from flower.core.brief import Brief
+from flower.core.goal import Goal
+from flower.core.lineage import Lineage
+from flower.workflow import BRIEF_KEY, CLARIFY_RESUME, MISSING_KEY, Workflow, clarify_step
+from flower.workflow.starter import NO_ASK, WAKE_LABEL, workbench_for
+
+from .fakes import FakeRuntime
+
+pytestmark = pytest.mark.anyio
+
+BRIEF = "## 目标\nA\n## 验收标准\nB\n## 边界\nC\n## 未知与假设\nD"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_clarify_freezes_a_complete_brief_and_hands_on_only_the_sections(
+    rt: FakeRuntime,
+) -> None:
+    path = rt.workspace / "notes" / "需求.md"
+    rt.replies = {"确认需求": "好的。\n\n" + BRIEF + "\n\n```python\n## 目标\nnot this\n```"}
+    step = clarify_step(HumanChannel(timeout_s=0), brief_path=path, prompt="make X")
+    ctx = await Workflow([step], continuous=False).run(rt)
+    frozen = Brief.load(path)
+    assert frozen is not None and frozen.complete() and frozen.goal == "A"
+    assert ctx[BRIEF_KEY] == frozen and ctx["确认需求"] == frozen.prompt_block()
+    assert "好的" not in ctx["确认需求"] and "not this" not in ctx["确认需求"]
+    rt.calls.clear()
+    again = await Workflow([step], continuous=False).run(rt)  # complete on disk: skipped
+    assert rt.calls == [] and again["确认需求"] == frozen.prompt_block()
+    asked = clarify_step(None, brief_path=path, prompt="make X", always_ask=True)
+    await Workflow([asked], continuous=False).run(rt)
+    assert [c.step for c in rt.calls] == ["确认需求"]
+
+
+async def test_an_incomplete_brief_asks_the_same_session_for_what_is_missing(
+    rt: FakeRuntime,
+) -> None:
+    path = rt.workspace / "需求.md"
+    rt.replies = {"确认需求": "## 目标\nA\n## 边界\n(未填)", "确认需求#round2": BRIEF}
+    step = clarify_step(None, brief_path=path, prompt="make X", retries=1)
+    ctx = await Workflow([step], continuous=False).run(rt)
+    again = rt.calls[1]
+    assert (again.step, again.resume) == ("确认需求#round2", "s1")
+    assert "验收标准" in again.prompt and "边界" in again.prompt and "目标、" in again.prompt
+    assert "_failed_at" not in ctx and MISSING_KEY not in ctx and path.exists()
+
+
+async def test_a_brief_that_stays_incomplete_is_never_frozen(rt: FakeRuntime) -> None:
+    path = rt.workspace / "需求.md"
+    rt.replies = {"确认需求": "## 目标\nA"}
+    ctx = await Workflow([clarify_step(None, brief_path=path, prompt="x")], continuous=False).run(
+        rt
+    )
+    assert ctx["_failed_at"] == "确认需求" and not path.exists()
+    assert ctx[MISSING_KEY] == ["验收标准", "边界", "未知与假设"]
+
+
+async def test_a_clarify_session_killed_half_way_continues_instead_of_starting_over(
+    rt: FakeRuntime,
+) -> None:
+    path = rt.workspace / "需求.md"
+    rt.replies = {"确认需求": "还想问一个问题"}  # the first process never finished
+    step = clarify_step(None, brief_path=path, prompt="make X")
+    await Workflow([step]).run(rt)
+    rt.replies = {"确认需求": BRIEF}
+    await Workflow([step]).run(rt)
+    assert (rt.calls[1].prompt, rt.calls[1].resume) == (CLARIFY_RESUME, "s1")
+
+
+def test_the_starter_flow_is_the_documented_assembly(workspace: Path, tmp_path: Path) -> None:
+    wf = starter_flow("make X", workspace=workspace, run_dir=tmp_path / "runs")
+    assert [s.name for s in wf.steps] == ["确认需求", "设定目标", "干活"]
+    assert wf.name == "starter" and isinstance(wf.channel, HumanChannel)
+    work = wf.steps[2]
+    assert work.spec.name == "协调者" and set(work.spec.agents or {}) == {"coder"}
+    assert work.retries == 2 and work.gate is not None and work.on_reject is not None
+    notes = workspace / ".flower" / "notes"
+    assert wf.workbench.notes == notes and notes.is_dir()
+    assert wf.channel.log_path == notes / "问答记录.md"
+    assert wf.channel.amend_path == notes / "需求.md"
+    assert wf.channel.timeout_s == 1800.0 and wf.channel.max_asks is None
+    only = starter_flow("make X", workspace=workspace, clarify_only=True)
+    assert [s.name for s in only.steps] == ["确认需求"]
+    bare = starter_flow("make X", workspace=workspace, goal=False, rounds=5)
+    assert [s.name for s in bare.steps] == ["确认需求", "干活"] and bare.steps[1].gate is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"ask": ""}, "say what to do"),
+        ({"ask": "   "}, "say what to do"),
+        ({"ask": "x", "rounds": 0}, "1 or more"),
+        ({"ask": "x", "max_asks": -1}, "0 or more"),
+        ({"ask": "x", "isolate": True}, "isolate needs a git repository"),
+        ({"ask": "", "new": True}, "say what to do"),
+    ],
+)
+def test_the_starter_flow_refuses_what_cannot_work_before_spending(
+    workspace: Path, tmp_path: Path, kwargs: dict[str, Any], message: str
+) -> None:
+    ask = kwargs.pop("ask")
+    with pytest.raises(ValueError, match=message):
+        starter_flow(ask, workspace=workspace, run_dir=tmp_path / "runs", **kwargs)
+    assert not (workspace / ".flower").exists()  # nothing written for a refusal
+    with pytest.raises(ValueError, match="not a folder"):
+        starter_flow("x", workspace=tmp_path / "missing")
+    assert NO_ASK.startswith("say what to do")
+
+
+def test_isolate_puts_the_workbench_outside_the_repository(workspace: Path) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True, env=env)
+    with pytest.raises(ValueError, match="commit"):
+        starter_flow("x", workspace=workspace, isolate=True)
+    subprocess.run(
+        ["git", "commit", "-q", "--allow-empty", "-m", "init"], cwd=workspace, check=True, env=env
+    )
+    wf = starter_flow("x", workspace=workspace, isolate=True)
+    outside = workspace.parent / f".flower-{workspace.name}"
+    assert wf.workbench.root == outside == workbench_for(workspace, isolate=True).root
+    assert wf.channel.amend_path == outside / "notes" / "需求.md"
+    assert not (workspace / ".flower").exists()
+
+
+def freeze(workspace: Path, goal: bool = True) -> Path:
+    notes = workspace / ".flower" / "notes"
+    Brief.parse(BRIEF).write(notes / "需求.md")
+    if goal:
+        Goal.parse("## 目标\nG\n## 判定清单\n- a\n- b").write(notes / "目标.md")
+    return notes
+
+
+def test_wake_state_reads_without_writing(workspace: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "runs"
+    fresh = wake_state(workspace, run_dir=run_dir)
+    assert (fresh["waking"], fresh["checks"], fresh["woke"], fresh["steps"]) == (False, 0, 0, {})
+    assert not (workspace / ".flower").exists() and not run_dir.exists()
+    notes = freeze(workspace)
+    lineage = Lineage.open(run_dir, workspace)
+    lineage.remember("干活", "sid-1")
+    lineage.bump()
+    before = sorted(p.name for p in run_dir.iterdir())
+    state = wake_state(workspace, run_dir=run_dir)
+    assert state["waking"] and state["checks"] == 2 and state["woke"] == 1
+    assert state["steps"] == {"干活": "sid-1"} and state["brief"] == str(notes / "需求.md")
+    state["steps"]["x"] = "y"  # a copy
+    assert Lineage.open(run_dir, workspace).steps == {"干活": "sid-1"}
+    assert sorted(p.name for p in run_dir.iterdir()) == before
+
+
+def test_waking_with_a_remark_amends_the_brief_once_and_sets_the_goal_again(
+    workspace: Path, tmp_path: Path
+) -> None:
+    notes = freeze(workspace)
+    plain = starter_flow("", workspace=workspace, run_dir=tmp_path / "runs")
+    assert plain.steps[1].when is not None and plain.steps[1].when({}) is False  # kept
+    assert "补充" not in (notes / "需求.md").read_text(encoding="utf-8")
+    for _ in range(2):
+        woken = starter_flow("顺便支持高亮", workspace=workspace, run_dir=tmp_path / "runs")
+    text = (notes / "需求.md").read_text(encoding="utf-8")
+    assert text.count("顺便支持高亮") == 1 and WAKE_LABEL in text
+    assert woken.steps[1].when is not None and woken.steps[1].when({}) is True  # set again
+    resume = woken.steps[2].resume_prompt
+    assert callable(resume) and "顺便支持高亮" in resume({})
+
+
+def test_new_archives_the_lineage_brief_and_goal_and_starts_over(
+    workspace: Path, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "runs"
+    notes = freeze(workspace)
+    Lineage.open(run_dir, workspace).remember("干活", "sid-1")
+    wf = starter_flow("另一件事", workspace=workspace, run_dir=run_dir, new=True)
+    (folder,) = (notes / "archive").iterdir()
+    assert sorted(p.name for p in folder.iterdir()) == ["lineage.json", "目标.md", "需求.md"]
+    assert not (notes / "需求.md").exists() and not (run_dir / "lineage.json").exists()
+    assert wf.steps[0].when is not None and wf.steps[0].when({}) is True  # clarify again
+    assert wake_state(workspace, run_dir=run_dir)["waking"] is False
