@@ -254,3 +254,15 @@ async def test_the_channel_gets_the_event_stream_when_it_has_none(rt: FakeRuntim
         rt, on_event=events.append
     )
     assert mine.on_event == events.append and theirs.on_event is print
+
+
+async def test_a_step_skipped_on_a_wake_still_lends_its_session(rt: FakeRuntime) -> None:
+    runs = iter([True, False])
+    steps = [
+        Step("方案", SPEC, "plan", when=lambda ctx: next(runs)),
+        Step("实现", SPEC, "build", resume_from="方案", resume_prompt="go on"),
+    ]
+    first = await Workflow(steps).run(rt)
+    second = await Workflow(steps).run(rt)  # 方案 is skipped: its session comes from the lineage
+    assert second["_sessions"] == first["_sessions"] == {"方案": "s1", "实现": "s1"}
+    assert (rt.calls[-1].step, rt.calls[-1].resume, rt.calls[-1].prompt) == ("实现", "s1", "go on")
