@@ -27,7 +27,7 @@ from flower.core.events import Event
 from flower.core.goal import Goal
 from flower.core.lineage import Lineage
 from flower.core.resilience import Resilience
-from flower.testing import ScriptedModel, conversation, message_text, text
+from flower.testing import ScriptedModel, conversation, message_text, text, tool
 from flower.workflow import GOAL_KEY, ROUND_KEY, VERDICT_KEY
 
 from . import scripts as S
@@ -293,3 +293,32 @@ def test_two_processes_in_one_run_dir_keep_both_lineages(
     lineage = Lineage.open(tmp_path / "runs", workspace)
     assert lineage.steps == {"甲": results[0]["sessions"]["甲"], "乙": results[1]["sessions"]["乙"]}
     assert lineage.woke == 2
+
+
+def test_the_seed_example_run_twice_continues_the_same_session(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "seed.txt").write_text("苹果\n", encoding="utf-8")
+    scripted_model.play(
+        [
+            conversation(
+                "取词",
+                tool("Read", {"file_path": str(workspace / "seed.txt")}),
+                text("苹果"),
+                text("还是苹果"),
+            )
+        ]
+    )
+    args = {
+        "mode": "steps",
+        "steps": ["取词"],
+        "prompt": "读 seed.txt,只回文件里那个词。",
+        "workspace": str(workspace),
+        "run_dir": str(tmp_path / "runs"),
+    }
+    first = finish(start(args, tmp_path))
+    second = finish(start(args, tmp_path))
+    assert (first["woke"], second["woke"]) == (1, 2)
+    assert second["sessions"]["取词"] == first["sessions"]["取词"]
+    (again,) = [r for r in scripted_model.requests_for("取词") if r.turn == 2]
+    assert "苹果" in again.text()  # the second process's request carries the first one's talk
