@@ -73,6 +73,13 @@ def stored(run_dir: Path, sid: str) -> list[dict[str, Any]]:
     return [json.loads(row[0]) for row in rows]
 
 
+#: A Bash call the process is killed in, then the reply to the resumed session.
+KILLED_THEN_RESUMED = [
+    conversation("after", text("resumed"), after_user=CONTINUE),
+    conversation("main", bash(SLOW), text("never"), first_user=TASK),
+]
+
+
 def killed_mid_tool(model: ScriptedModel, workspace: Path, tmp_path: Path) -> tuple[Path, str]:
     """Run a step in a child process and SIGKILL it while its Bash call runs."""
     run_dir = tmp_path / "runs"
@@ -177,12 +184,7 @@ async def test_a_session_killed_mid_tool_resumes_with_the_call_answered_in_our_w
 async def test_without_healing_the_cli_answers_a_trailing_orphan_itself_in_english(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
-    scripted_model.play(
-        [
-            conversation("after", text("resumed"), after_user=CONTINUE),
-            conversation("main", bash(SLOW), text("never"), first_user=TASK),
-        ]
-    )
+    scripted_model.play(KILLED_THEN_RESUMED)
     run_dir, sid = killed_mid_tool(scripted_model, workspace, tmp_path)
 
     await resume(workspace, run_dir, sid, CONTINUE, heal=False)
@@ -230,12 +232,7 @@ async def copy_with_later_lines(run_dir: Path, workspace: Path, sid: str) -> str
 async def test_an_orphan_with_later_lines_is_dropped_by_the_cli_and_kept_by_healing(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
-    scripted_model.play(
-        [
-            conversation("after", text("resumed"), after_user=CONTINUE),
-            conversation("main", bash(SLOW), text("never"), first_user=TASK),
-        ]
-    )
+    scripted_model.play(KILLED_THEN_RESUMED)
     run_dir, sid = killed_mid_tool(scripted_model, workspace, tmp_path)
     bare = await copy_with_later_lines(run_dir, workspace, sid)
     healed = await copy_with_later_lines(run_dir, workspace, sid)

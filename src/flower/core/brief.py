@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flower.core.sections import PLACEHOLDER, load_text, parse_sections, save_text
+from flower.core.sections import PLACEHOLDER, Frozen, parse_sections
 
 #: Field -> its heading, in document order.
 SECTIONS: dict[str, str] = {
@@ -60,7 +60,7 @@ _NOTE = "> 澄清之后冻结的需求。要改需求,直接改这个文件;想�
 
 
 @dataclass
-class Brief:
+class Brief(Frozen):
     """A frozen requirement: complete when all four sections have text."""
 
     goal: str = ""
@@ -104,21 +104,6 @@ class Brief:
             for name, heading in SECTIONS.items()
             if getattr(self, name).strip()
         )
-
-    def write(self, path: str | Path) -> Path:
-        """Freeze: write atomically (folders created) and remember ``path``."""
-        self.path = save_text(path, self.to_markdown())
-        return self.path
-
-    @classmethod
-    def load(cls, path: str | Path) -> Brief | None:
-        """A brief file read back; ``None`` when absent, unreadable or not UTF-8."""
-        text = load_text(path)
-        if text is None:
-            return None
-        brief = cls.parse(text)
-        brief.path = Path(path)
-        return brief
 
 
 __all__ = ["ALIASES", "SECTIONS", "TITLE", "Brief"]

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flower.core.sections import PLACEHOLDER, bullets, inert, load_text, save_text, scan
+from flower.core.sections import PLACEHOLDER, Frozen, bullets, inert, scan
 
 # --- the goal ------------------------------------------------------------------------------
 
@@ -41,7 +41,7 @@ GOAL_TITLE = "# 完成判定"
 
 
 @dataclass
-class Goal:
+class Goal(Frozen):
     """A frozen goal: one statement and checks that can each be decided on the spot.
 
     "Make it good" cannot be judged; "``python conv.py a.md`` writes ``a.html`` containing
@@ -123,21 +123,6 @@ class Goal:
         old = self.statement.strip()
         self.statement = f"{old}\n\n{block}" if old else block
         return self
-
-    def write(self, path: str | Path) -> Path:
-        """Freeze: write atomically (folders created) and remember ``path``."""
-        self.path = save_text(path, self.to_markdown())
-        return self.path
-
-    @classmethod
-    def load(cls, path: str | Path) -> Goal | None:
-        """A goal file read back; ``None`` when absent, unreadable or not UTF-8."""
-        text = load_text(path)
-        if text is None:
-            return None
-        goal = cls.parse(text)
-        goal.path = Path(path)
-        return goal
 
 
 # --- the verdict ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from flower.core.workbench import atomic_write
 
@@ -264,9 +265,43 @@ def save_text(path: str | Path, text: str) -> Path:
     return target
 
 
+class Frozen:
+    """``write`` (the freeze) and ``load`` for a document that parses and renders itself.
+
+    A document class mixes this in and provides ``parse``, ``to_markdown`` and a ``path``
+    field; the file on disk is then exactly what ``to_markdown`` says, written atomically,
+    and reading it back goes through the same parser as a model's answer.
+    """
+
+    path: Path | None
+
+    @classmethod
+    def parse(cls, text: str) -> Self:
+        raise NotImplementedError
+
+    def to_markdown(self) -> str:
+        raise NotImplementedError
+
+    def write(self, path: str | Path) -> Path:
+        """Freeze: write atomically (folders created) and remember ``path``."""
+        self.path = save_text(path, self.to_markdown())
+        return self.path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self | None:
+        """The file read back; ``None`` when absent, unreadable or not UTF-8."""
+        text = load_text(path)
+        if text is None:
+            return None
+        document = cls.parse(text)
+        document.path = Path(path)
+        return document
+
+
 __all__ = [
     "AMEND_MARK",
     "PLACEHOLDER",
+    "Frozen",
     "Scan",
     "bullets",
     "inert",

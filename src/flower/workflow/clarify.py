@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from flower.core.brief import Brief
 from flower.core.roles import clarify
 from flower.workflow.base import Ctx, Prompt, Step
+from flower.workflow.frozen import frozen_step
 
 if TYPE_CHECKING:
     from flower.core.agent import AgentSpec
@@ -79,48 +80,30 @@ def clarify_step(
     path = Path(brief_path)
     agent = spec or clarify(name, channel, instructions=instructions, **spec_kw)
 
-    def hydrate(ctx: Ctx, brief: Brief) -> None:
-        ctx[BRIEF_KEY] = brief
-        ctx[name] = brief.prompt_block()
+    def forget_missing(brief: Brief, ctx: Ctx) -> None:
         ctx.pop(MISSING_KEY, None)
 
-    def when(ctx: Ctx) -> bool:
-        if always_ask:
-            return True
-        brief = Brief.load(path)
-        if brief is not None and brief.complete():
-            hydrate(ctx, brief)
-            return False
-        return True
-
-    def gate(result: StepResult, ctx: Ctx) -> bool:
-        brief = Brief.parse(result.text)
-        if not brief.complete():
-            ctx[MISSING_KEY] = brief.missing()
-            return False
-        brief.write(path)
-        hydrate(ctx, brief)
-        return True
+    def record_missing(brief: Brief, ctx: Ctx) -> None:
+        ctx[MISSING_KEY] = brief.missing()
 
     def on_reject(result: StepResult, ctx: Ctx) -> str:
         missing = ctx.get(MISSING_KEY) or []
         return MISSING_PROMPT.format(missing="、".join(missing)) if missing else ""
 
-    def reduce(result: StepResult, ctx: Ctx) -> str:
-        brief = ctx.get(BRIEF_KEY)
-        return brief.prompt_block() if isinstance(brief, Brief) else result.text
-
-    return Step(
+    return frozen_step(
         name,
         agent,
         prompt,
+        document=Brief,
+        path=path,
+        key=BRIEF_KEY,
+        always=always_ask,
+        on_loaded=forget_missing,
+        on_incomplete=record_missing,
         retries=retries,
-        gate=gate,
         on_fail=on_fail,
-        when=when,
         on_reject=on_reject,
         resume_prompt=CLARIFY_RESUME,
-        reduce=reduce,
     )
 
 

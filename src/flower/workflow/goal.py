@@ -27,6 +27,7 @@ from flower.core.events import Event, emit
 from flower.core.goal import Goal, Verdict
 from flower.core.roles import judge
 from flower.workflow.base import Ctx, Step, StepAbort
+from flower.workflow.frozen import frozen_step
 
 if TYPE_CHECKING:
     from flower.core.agent import AgentSpec
@@ -112,47 +113,26 @@ def goal_step(
     path = Path(goal_path)
     agent = spec or judge(name, channel, instructions=instructions, **spec_kw)
 
-    def hydrate(ctx: Ctx, goal: Goal) -> None:
-        ctx[GOAL_KEY] = goal
-        ctx[name] = goal.prompt_block()
-
-    def when(ctx: Ctx) -> bool:
-        if always_set:
-            return True
-        goal = Goal.load(path)
-        if goal is not None and goal.complete():
-            hydrate(ctx, goal)
-            return False
-        return True
-
-    def gate(result: StepResult, ctx: Ctx) -> bool:
-        goal = Goal.parse(result.text)
-        if not goal.complete():
-            return False
-        goal.write(path)
-        hydrate(ctx, goal)
+    def announce(goal: Goal, ctx: Ctx) -> None:
         unverifiable = goal.unverifiable
         if unverifiable:
             payload = {"unverifiable": unverifiable, "total": len(goal.checks), "path": str(path)}
             emit(Event("task", payload, step=name), ctx.get("_on_event"))
-        return True
 
     def prompt(ctx: Ctx) -> str:
         return SET_PROMPT.format(brief=ctx.get(brief_key) or "(没有需求文档)")
 
-    def reduce(result: StepResult, ctx: Ctx) -> str:
-        goal = ctx.get(GOAL_KEY)
-        return goal.prompt_block() if isinstance(goal, Goal) else result.text
-
-    return Step(
+    return frozen_step(
         name,
         agent,
         prompt,
+        document=Goal,
+        path=path,
+        key=GOAL_KEY,
+        always=always_set,
+        on_frozen=announce,
         retries=retries,
-        gate=gate,
         on_fail=on_fail,
-        when=when,
-        reduce=reduce,
     )
 
 

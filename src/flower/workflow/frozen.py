@@ -1,0 +1,94 @@
+"""The shape clarify_step and goal_step share: a step whose answer is frozen as a document.
+
+Ask an agent, parse its answer into a document, and when the document is complete write
+it to disk (the freeze) and load it into ``ctx``; a complete document already on disk
+skips the step but is loaded all the same (later steps need it either way); what is handed
+on is the parsed document, never the model's raw text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, Self
+
+from flower.workflow.base import Ctx, Prompt, Step
+
+if TYPE_CHECKING:
+    from flower.core.agent import AgentSpec
+    from flower.core.runtime import StepResult
+
+
+class Document(Protocol):
+    """What a frozen document offers (``Brief``, ``Goal``)."""
+
+    @classmethod
+    def parse(cls, text: str) -> Self: ...
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self | None: ...
+
+    def complete(self) -> bool: ...
+
+    def write(self, path: str | Path) -> Path: ...
+
+    def prompt_block(self) -> str: ...
+
+
+def frozen_step(
+    name: str,
+    agent: AgentSpec,
+    prompt: Prompt,
+    *,
+    document: type[Document],
+    path: Path,
+    key: str,
+    always: bool,
+    on_loaded: Callable[[Any, Ctx], None] | None = None,
+    on_frozen: Callable[[Any, Ctx], None] | None = None,
+    on_incomplete: Callable[[Any, Ctx], None] | None = None,
+    **fields: Any,
+) -> Step:
+    """A Step that freezes its answer as ``document`` at ``path``.
+
+    ``ctx[key]`` gets the document and ``ctx[name]`` its prompt block, whether it was
+    frozen now or found complete on disk (``on_loaded`` runs then too). ``always`` never
+    skips. ``on_frozen`` runs after a new freeze, ``on_incomplete`` when the answer lacks
+    something (the attempt fails). ``fields`` are the Step's other fields.
+    """
+
+    def load_into(ctx: Ctx, doc: Document) -> None:
+        ctx[key] = doc
+        ctx[name] = doc.prompt_block()
+        if on_loaded is not None:
+            on_loaded(doc, ctx)
+
+    def when(ctx: Ctx) -> bool:
+        if always:
+            return True
+        found = document.load(path)
+        if found is not None and found.complete():
+            load_into(ctx, found)
+            return False
+        return True
+
+    def gate(result: StepResult, ctx: Ctx) -> bool:
+        doc = document.parse(result.text)
+        if not doc.complete():
+            if on_incomplete is not None:
+                on_incomplete(doc, ctx)
+            return False
+        doc.write(path)
+        load_into(ctx, doc)
+        if on_frozen is not None:
+            on_frozen(doc, ctx)
+        return True
+
+    def reduce(result: StepResult, ctx: Ctx) -> str:
+        doc = ctx.get(key)
+        return doc.prompt_block() if isinstance(doc, document) else result.text
+
+    return Step(name, agent, prompt, gate=gate, when=when, reduce=reduce, **fields)
+
+
+__all__ = ["Document", "frozen_step"]
