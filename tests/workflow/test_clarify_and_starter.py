@@ -193,3 +193,5 @@ def test_new_archives_the_lineage_brief_and_goal_and_starts_over(
     assert not (notes / "需求.md").exists() and not (run_dir / "lineage.json").exists()
     assert wf.steps[0].when is not None and wf.steps[0].when({}) is True  # clarify again
     assert wake_state(workspace, run_dir=run_dir)["waking"] is False
+    starter_flow("又一件事", workspace=workspace, run_dir=run_dir, new=True)
+    assert len(list((notes / "archive").iterdir())) == 1  # nothing to archive: no empty folder

@@ -137,7 +137,8 @@ def starter_flow(
     if new:
         if not said:
             raise ValueError(NO_ASK)
-        lineage.archive(wb.notes / ARCHIVE_DIRNAME, extra=[brief_path, goal_path])
+        if any(p.exists() for p in (lineage.path, brief_path, goal_path)):
+            lineage.archive(wb.notes / ARCHIVE_DIRNAME, extra=[brief_path, goal_path])
     waking = _complete(Brief.load(brief_path))
     if not said and not waking and "确认需求" not in lineage.steps:
         raise ValueError(NO_ASK)
