@@ -1,49 +1,88 @@
-"""The ``flower`` command.
+"""The ``flower`` command: wiring only; each subcommand lives in ``flower/commands/``.
 
-``flower "make X"`` is the main job; ``flower <subcommand>`` runs a tool. The root
-group routes any first argument that is not a subcommand to the main job, so
-``flower "…"``, ``flower --new "…"`` and a bare ``flower`` all reach it.
+``flower "make X"`` is the main job (``go``); ``flower <subcommand>`` runs a tool. The
+root group routes a first argument that is not a subcommand to ``go``, so ``flower
+"…"``, ``flower --new "…"``, ``flower -w proj "…"`` and a bare ``flower`` all reach it,
+except that a lone word one or two typos from a subcommand (``flower onec hi``) stops
+with "did you mean" instead of starting a paid run.
 
-Start-up is kept light on purpose (``flower --help`` must not import the SDK or
-SQLAlchemy): heavy modules are imported inside the commands that need them, and
+Start-up is kept light on purpose (``flower --help`` must not import the SDK,
+SQLAlchemy or rich): heavy modules are imported inside the commands that need them, and
 plugin subcommands are looked up only when the command line is listed or dispatched.
 """
 
 from __future__ import annotations
 
-import json
-import sys
-from typing import Any
+from pathlib import Path
 
 import click
 
 from flower import __version__
-from flower.commands import EXIT_NOT_READY
+from flower.commands.go import go
 from flower.commands.once import once
+from flower.commands.options import global_options
+from flower.commands.plugins import plugins
+from flower.commands.run import run
+from flower.commands.status import status
+from flower.commands.typo import misspelt_command
+
+#: Global flags that take a value (the word after them is not the subcommand).
+_VALUED = {"-w", "--workspace", "-r", "--run-dir"}
+_FLAGS = {"-v", "--verbose", "-W", "--workbench", "-T", "--trim"}
 
 
 class FlowerGroup(click.Group):
-    """A group whose unknown first argument goes to the main job, with plugin commands."""
+    """A group whose first non-flag argument, unless a subcommand, is the main job's ask."""
 
-    default_command = "run"
+    default_command = "go"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (
-            args[0] not in self._all_commands(ctx) and args[0] not in ("--help", "-h", "--version")
-        ):
-            args = [self.default_command, *args]
-        return super().parse_args(ctx, args)
+        at = _first_word(args)
+        if at < len(args) and (args[at] in self._all_commands(ctx) or args[at] in _META):
+            return super().parse_args(ctx, args)
+        if at == len(args) and any(a in _META for a in args):
+            return super().parse_args(ctx, args)
+        meant = misspelt_command(args[at:], self._all_commands(ctx))
+        if meant is not None:
+            word = args[at]
+            raise click.UsageError(
+                f"{word!r} looks like a misspelt command: did you mean `flower {meant}`?"
+                f" To send it as a request, write `flower go {' '.join(args[at:])}`"
+            )
+        return super().parse_args(ctx, [*args[:at], self.default_command, *args[at:]])
 
     def _all_commands(self, ctx: click.Context) -> set[str]:
         return set(self.list_commands(ctx)) | set(self.commands)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        names = set(self.commands) | set(_plugin_commands())
-        names.discard(self.default_command)
-        return sorted(names)
+        return sorted(set(self.commands) | set(_plugin_commands()))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return self.commands.get(cmd_name) or _plugin_commands().get(cmd_name)
+
+
+_META = {"--help", "-h", "--version"}
+
+
+def _first_word(args: list[str]) -> int:
+    """Index of the first argument that is neither a global flag nor a flag's value."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in _VALUED:
+            i += 2
+        elif arg in _FLAGS or arg.split("=", 1)[0] in _VALUED or _short_flags(arg):
+            i += 1
+        else:
+            return i
+    return len(args)
+
+
+def _short_flags(arg: str) -> bool:
+    """``-vT``: several one-letter global flags in one word."""
+    return (
+        len(arg) > 2 and arg[0] == "-" and arg[1] != "-" and all(f"-{c}" in _FLAGS for c in arg[1:])
+    )
 
 
 _plugin_command_cache: dict[str, click.Command] | None = None
@@ -71,105 +110,51 @@ def _plugin_commands() -> dict[str, click.Command]:
 
 @click.group(cls=FlowerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="flower", message="%(prog)s %(version)s")
-def main() -> None:
+@global_options
+@click.pass_context
+def main(
+    ctx: click.Context,
+    workspace: Path | None,
+    run_dir: Path | None,
+    verbose: bool | None,
+    workbench: bool | None,
+    trim: bool | None,
+) -> None:
     """Run a long-horizon coding agent in this folder.
 
     \b
-      flower once "fix the failing test"   one agent, one step, survives outages
+      flower "make X"                      clarify, set a goal, work until an
+                                           independent judge agrees; run it again
+                                           here to continue the same conversation
+      flower status                        where the run in this folder stands
+      flower once "fix the failing test"   one agent, one step
+      flower run flows.py:main             your own workflow
+      flower setup                         credentials for the Claude API
       flower plugins list                  what is installed
-      flower db current                    the session store's schema revision
-      flower "make X"                      clarify, set a goal, work until the judge
-                                           agrees (not in this version yet)
 
+    While it runs, type to answer a question or add a note; start a line with ? to
+    ask on the side; Ctrl-C interrupts and asks what to tell the agent, twice quits.
     Tests and demos run offline against the scripted model: see
     `flower scripted-model --help`.
     """
+    ctx.obj = {
+        "workspace": workspace,
+        "run_dir": run_dir,
+        "verbose": verbose,
+        "workbench": workbench,
+        "trim": trim,
+    }
 
 
-@main.command(name="run", hidden=True, context_settings={"ignore_unknown_options": True})
-@click.argument("ask", nargs=-1, type=click.UNPROCESSED)
-def run_job(ask: tuple[str, ...]) -> None:
-    """The main job (clarify → goal → work)."""
-    click.echo(
-        'flower: the main job (`flower "..."`: clarify, set a goal, work) is not in this '
-        f"version ({__version__}) yet; see `flower --help` for the commands that are.",
-        err=True,
-    )
-    sys.exit(EXIT_NOT_READY)
+for _command in (go, once, run, status, plugins):
+    main.add_command(_command)
 
+try:  # `flower setup` (its module arrives with the credentials work)
+    from flower.commands.setup import setup
 
-main.add_command(once)
-
-
-@main.group()
-def plugins() -> None:
-    """Inspect installed plugins."""
-
-
-@plugins.command(name="list")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@click.option(
-    "--all",
-    "show_all",
-    is_flag=True,
-    help="Include plugins disabled by FLOWER_DISABLED_PLUGINS or FLOWER_LOAD_PLUGINS.",
-)
-def plugins_list(as_json: bool, show_all: bool) -> None:
-    """List plugins, one row per distribution: name, version, hooks, status.
-
-    A plugin that failed to load is shown with its error; the command still succeeds.
-    """
-    rows = [row for row in plugin_rows() if show_all or row["status"] != "disabled"]
-    if as_json:
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=None, show_lines=False)
-    for column in ("name", "version", "hooks", "status"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        status = row["status"] if row["status"] != "error" else f"[red]error[/red]: {row['error']}"
-        table.add_row(row["name"], row["version"], "\n".join(row["hooks"]) or "-", status)
-    Console().print(table)
-
-
-def plugin_rows() -> list[dict[str, Any]]:
-    """``flower plugins list`` rows: one per distribution, its plugins and hooks merged."""
-    from flower.plugins import plugin_records
-
-    rows: dict[str, dict[str, Any]] = {}
-    for record in plugin_records():
-        row = rows.setdefault(
-            record.distribution,
-            {
-                "name": record.distribution,
-                "version": record.version,
-                "hooks": [],
-                "status": "ok",
-                "error": None,
-                "default": record.default,
-                "plugins": [],
-            },
-        )
-        row["plugins"].append(
-            {
-                "name": record.name,
-                "status": record.status,
-                "hooks": record.hooks,
-                "error": record.error,
-            }
-        )
-        row["hooks"] = sorted(set(row["hooks"]) | set(record.hooks))
-    for row in rows.values():
-        statuses = {p["status"] for p in row["plugins"]}
-        errors = [p["error"] for p in row["plugins"] if p["error"]]
-        row["status"] = (
-            "error" if "error" in statuses else "disabled" if statuses == {"disabled"} else "ok"
-        )
-        row["error"] = "; ".join(errors) or None
-    return list(rows.values())
+    main.add_command(setup)
+except ImportError:  # pragma: no cover - during development only
+    pass
 
 
 if __name__ == "__main__":  # pragma: no cover

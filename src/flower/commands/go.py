@@ -1,0 +1,153 @@
+"""``flower "make X"``: the main job (clarify, set a goal, work until the judge agrees).
+
+A bare ask, flags alone, or nothing at all all mean ``go``. With no ask on a terminal it
+asks what to do; in a folder that already has a frozen brief it shows where it would
+continue and asks whether to (Enter), what to add (a line), or to start over (``/new``).
+Without a terminal the ask is read from standard input, so ``echo "make X" | flower
+--timeout 0`` runs unattended.
+
+Exit codes: 0 the goal was met (or the work ended without a goal), 1 the workflow
+stopped on a failed step, 2 bad input (a flag, the workspace, credentials), 130 quit.
+
+Only click is imported at load time: ``flower --help`` must stay light.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from flower.commands import EXIT_QUIT, EXIT_USAGE
+from flower.commands.options import (
+    check_asks,
+    check_rounds,
+    check_timeout,
+    check_window,
+    global_options,
+    resolve_globals,
+)
+
+WAKE_PROMPT = "Continue? Enter = carry on; a line = tell it more; /new = start something else > "
+ASK_PROMPT = "What should it do? One sentence is enough (Ctrl-C quits) > "
+NEW_PROMPT = "What should the new piece of work be? (Ctrl-C quits) > "
+
+_ASKS = "Questions the agents may ask: -1 no limit, 0 none."
+_ROUNDS = "Total work rounds the judge may ask for."
+_NO_GOAL = "No goal and no judge: the work ends when the coordinator says so."
+_JUDGE_CAN_RUN = "Let the judge run commands (a harder verdict; Bash can write)."
+_TIMEOUT = "Seconds a question waits; 0 = nobody is here, the agents decide and note why."
+_ISOLATE = "Each worker task in its own git worktree (needs git with a commit)."
+_WINDOW = "Context window in tokens (default: from the model name)."
+_NEW = "Do not continue: archive the last brief, goal and lineage, start over."
+
+
+@click.command(name="go")
+@global_options
+@click.argument("ask", nargs=-1)
+@click.option("--asks", type=int, default=-1, show_default=True, help=_ASKS)
+@click.option("--rounds", type=int, default=3, show_default=True, help=_ROUNDS)
+@click.option("--no-goal", is_flag=True, help=_NO_GOAL)
+@click.option("--judge-can-run", is_flag=True, help=_JUDGE_CAN_RUN)
+@click.option("--timeout", type=float, default=1800.0, show_default=True, help=_TIMEOUT)
+@click.option("--isolate", is_flag=True, help=_ISOLATE)
+@click.option("--window", type=int, default=None, help=_WINDOW)
+@click.option("--no-handoff", is_flag=True, help="Never hand a full context to a fresh session.")
+@click.option("--new", is_flag=True, help=_NEW)
+@click.option("--clarify-only", is_flag=True, help="Only clarify and freeze the brief.")
+@click.option("--no-trim", is_flag=True, help="Keep large old tool results whole when resuming.")
+@click.pass_context
+def go(
+    ctx: click.Context,
+    ask: tuple[str, ...],
+    workspace: Path | None,
+    run_dir: Path | None,
+    verbose: bool | None,
+    workbench: bool | None,
+    trim: bool | None,
+    asks: int,
+    rounds: int,
+    no_goal: bool,
+    judge_can_run: bool,
+    timeout: float,
+    isolate: bool,
+    window: int | None,
+    no_handoff: bool,
+    new: bool,
+    clarify_only: bool,
+    no_trim: bool,
+) -> None:
+    """Clarify the request, set a goal with checks, work until an independent judge agrees.
+
+    flower "make X" runs it; flower again in the same folder continues the same
+    conversation (Enter), takes a new remark, or /new starts over.
+    """  # fmt: skip
+    g = resolve_globals(
+        ctx, workspace=workspace, run_dir=run_dir, verbose=verbose, workbench=workbench, trim=trim
+    )
+    if g.workbench:
+        raise click.UsageError(
+            "-W/--workbench is for `once` and `run`: the main job always keeps its workbench"
+            " in <workspace>/.flower (or outside the repository with --isolate)"
+        )
+    if g.trim and no_trim:
+        raise click.UsageError("-T/--trim and --no-trim contradict each other: pick one")
+    settings = {
+        "max_asks": check_asks(asks),
+        "rounds": check_rounds(rounds),
+        "timeout_s": check_timeout(timeout),
+        "goal": not no_goal,
+        "judge_can_run": judge_can_run,
+        "isolate": isolate,
+        "clarify_only": clarify_only,
+    }
+    window = check_window(window)
+    from flower.commands.launch import launch_starter
+
+    code = launch_starter(
+        " ".join(ask).strip(),
+        g,
+        settings,
+        new=new,
+        window=window,
+        handoff=not no_handoff,
+        trim=not no_trim,
+    )
+    sys.exit(code)
+
+
+def read_ask(terminal: Any, *, waking: bool, interactive: bool) -> tuple[str, bool] | None:
+    """What to do, when the command line did not say: ``(ask, new)``, or ``None`` to quit.
+
+    On a terminal: on a wake-up Enter continues, a line is a new remark, ``/new`` starts
+    over; otherwise it asks until it gets a line. Without one: standard input, all of it.
+    """
+    if not interactive:
+        if sys.stdin is None or sys.stdin.isatty():
+            return "", False
+        return sys.stdin.read().strip(), False
+    from flower.ui.reader import ask_line
+
+    if waking:
+        said = ask_line(terminal, WAKE_PROMPT)
+        if said is None:
+            return None
+        if said.strip() != "/new":
+            return said.strip(), False
+        while True:
+            fresh = ask_line(terminal, NEW_PROMPT)
+            if fresh is None:
+                return None
+            if fresh.strip():
+                return fresh.strip(), True
+    while True:
+        said = ask_line(terminal, ASK_PROMPT)
+        if said is None:
+            return None
+        if said.strip():
+            return said.strip(), False
+
+
+__all__ = ["EXIT_QUIT", "EXIT_USAGE", "go", "read_ask"]

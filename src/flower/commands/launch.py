@@ -1,0 +1,132 @@
+"""From parsed flags to a running workflow: the part ``go`` and ``run`` share.
+
+Order matters and is chosen so nothing is spent before everything is known to work:
+the terminal and the environment first (``-v`` prints the endpoint), then the Runtime
+(which refuses missing credentials; on a terminal that starts ``flower setup``), then
+the wake banner and the question of what to do, then the workflow (whose refusals are
+one-line errors), and only then the run, inside a block that writes the step in flight
+to the manifest on SIGTERM/SIGHUP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TYPE_CHECKING, Any
+
+from flower.commands import EXIT_QUIT, EXIT_USAGE
+from flower.commands.session import Session, print_error
+
+if TYPE_CHECKING:
+    from flower.commands.options import Globals
+    from flower.core.runtime import Runtime
+    from flower.workflow.base import Workflow
+
+
+def make_view(g: Globals) -> tuple[Any, Any, bool]:
+    """The terminal, the renderer the plugins pick, and whether a human can type here."""
+    from flower.plugins import get_plugin_manager
+    from flower.ui.terminal import Terminal
+
+    terminal = Terminal()
+    renderer = get_plugin_manager().hook.flower_renderer(terminal=terminal, verbose=g.verbose)
+    interactive = bool(terminal.is_tty and sys.stdin is not None and sys.stdin.isatty())
+    return terminal, renderer, interactive
+
+
+def open_runtime(g: Globals, terminal: Any, interactive: bool, **policies: Any) -> Runtime | None:
+    """The Runtime, or ``None`` after printing why not. Missing credentials on a terminal
+    start the interactive setup once, then try again."""
+    from flower.core.runtime import Runtime
+
+    for attempt in (1, 2):
+        try:
+            return Runtime(workspace=g.workspace, run_dir=g.run_dir, **policies)
+        except RuntimeError as exc:
+            if attempt == 1 and interactive and _is_credentials(exc):
+                from flower.commands.setup import run_setup
+
+                terminal.line("No credentials for the Claude API yet: let's set them up.", "bold")
+                if run_setup(terminal):
+                    continue
+            print_error(str(exc))
+            return None
+        except (ValueError, OSError) as exc:
+            print_error(str(exc))
+            return None
+    return None
+
+
+def launch_starter(
+    ask: str,
+    g: Globals,
+    settings: dict[str, Any],
+    *,
+    new: bool,
+    window: int | None,
+    handoff: bool,
+    trim: bool,
+) -> int:
+    """``flower go``: build the starter flow for ``ask`` and drive it."""
+    from flower.commands.go import read_ask
+    from flower.core.agent import HandoffPolicy
+    from flower.stores.trim import TrimPolicy
+    from flower.workflow import starter_flow, wake_state
+
+    terminal, renderer, interactive = make_view(g)
+    _verbose(g, terminal)
+    policy = HandoffPolicy(enabled=handoff, **({"window": window} if window else {}))
+    if window:
+        policy.headroom = min(policy.headroom, window // 4)
+    rt = open_runtime(g, terminal, interactive, trim=TrimPolicy(enabled=trim), handoff=policy)
+    if rt is None:
+        return EXIT_USAGE
+    try:
+        state = wake_state(g.workspace, run_dir=g.run_dir, isolate=settings["isolate"])
+        if state["waking"] and not new:
+            work = state["steps"].get("干活")
+            renderer.banner(state, context=rt.context_of(work), workspace=g.workspace)
+        if not ask and not new:
+            read = read_ask(terminal, waking=state["waking"], interactive=interactive)
+            if read is None:
+                return EXIT_QUIT
+            ask, new = read
+        elif not ask and new and interactive:
+            read = read_ask(terminal, waking=False, interactive=True)
+            if read is None:
+                return EXIT_QUIT
+            ask = read[0]
+        try:
+            workflow = starter_flow(
+                ask, workspace=g.workspace, run_dir=g.run_dir, new=new, **settings
+            )
+        except ValueError as exc:
+            print_error(str(exc))
+            return EXIT_USAGE
+        return drive(workflow, rt, terminal, renderer, interactive)
+    finally:
+        rt.close()
+
+
+def drive(workflow: Workflow, rt: Runtime, terminal: Any, renderer: Any, interactive: bool) -> int:
+    """Run ``workflow`` to its end in this terminal; the exit code."""
+    session = Session(workflow, rt, terminal, renderer, interactive=interactive)
+    with rt.rescue_on_signals():
+        outcome = asyncio.run(session.run())
+    return outcome.code
+
+
+def _verbose(g: Globals, terminal: Any) -> None:
+    if not g.verbose:
+        return
+    from flower.core.credentials import endpoint_lines
+
+    for line in endpoint_lines():
+        terminal.line(line, "dim")
+
+
+def _is_credentials(exc: RuntimeError) -> bool:
+    return "credentials" in str(exc)
+
+
+__all__ = ["drive", "launch_starter", "make_view", "open_runtime"]

@@ -1,0 +1,146 @@
+"""The global flags every run command shares, and the checks that refuse nonsense values.
+
+``flower [global flags] [go] ["ask"] [go flags]``: the global flags may stand before the
+subcommand (they belong to the root group) or after it (each run command repeats them),
+so ``flower -w proj "make X"`` and ``flower "make X" -w proj`` mean the same. A value
+given after the subcommand wins over one given before it.
+
+``--run-dir`` defaults to ``<workspace>/runs``: a run's state lives with its workspace, so
+``-w elsewhere`` from another folder never splits it in two (the original's default was
+the current folder).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Below this a context window cannot hold Claude Code's own prompt plus a handoff: every
+#: turn would overflow and the step would loop through handoffs until the generation limit.
+MIN_WINDOW = 60_000
+
+
+@dataclass
+class Globals:
+    """The global flags, resolved: the subcommand's value, else the root's, else the default."""
+
+    workspace: Path
+    run_dir: Path
+    verbose: bool
+    workbench: bool | None
+    trim: bool | None
+
+
+def global_options(command: F) -> F:
+    """Add -w, -r, -v, -W, -T to a command (all default to None: "not given here")."""
+    options = [
+        click.option(
+            "-w", "--workspace", type=click.Path(file_okay=False, path_type=Path), default=None,
+            help="The project folder (default: the current folder; created if missing).",
+        ),
+        click.option(
+            "-r", "--run-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+            help="Where sessions.db, manifest.json, lineage.json live (default: <workspace>/runs).",
+        ),
+        click.option(
+            "-v", "--verbose", is_flag=True, default=None,
+            help="Say more: the endpoint, thinking, tool results.",
+        ),
+        click.option(
+            "-W", "--workbench", is_flag=True, default=None,
+            help="Give the agent a workbench (once, run; the main job always has one).",
+        ),
+        click.option(
+            "-T", "--trim", is_flag=True, default=None,
+            help="Trim large old tool results on resume (always on for the main job).",
+        ),
+    ]  # fmt: skip
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def resolve_globals(ctx: click.Context, **given: Any) -> Globals:
+    """Merge this command's global flags with the root group's; make the workspace exist."""
+    root: dict[str, Any] = (ctx.find_root().obj or {}) if ctx.parent is not None else {}
+
+    def pick(name: str) -> Any:
+        value = given.get(name)
+        return value if value is not None else root.get(name)
+
+    workspace = Path(pick("workspace") or ".").expanduser()
+    if workspace.exists() and not workspace.is_dir():
+        raise click.BadParameter(f"{workspace} is a file, not a folder", param_hint="--workspace")
+    try:
+        workspace.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.BadParameter(
+            f"cannot create {workspace}: {exc.strerror}", param_hint="--workspace"
+        ) from None
+    workspace = workspace.absolute()
+    run_dir = pick("run_dir")
+    return Globals(
+        workspace=workspace,
+        run_dir=(Path(run_dir).expanduser().absolute() if run_dir else workspace / "runs"),
+        verbose=bool(pick("verbose")),
+        workbench=pick("workbench"),
+        trim=pick("trim"),
+    )
+
+
+def check_asks(value: int) -> int | None:
+    """``--asks``: -1 = no limit (None), 0 = no questions, N = at most N."""
+    if value < -1:
+        raise click.BadParameter(
+            f"{value} is not a number of questions: use -1 (no limit), 0 (none) or a count",
+            param_hint="--asks",
+        )
+    return None if value == -1 else value
+
+
+def check_rounds(value: int) -> int:
+    if value < 1:
+        raise click.BadParameter(
+            f"{value}: the total number of work rounds is 1 or more (default 3)",
+            param_hint="--rounds",
+        )
+    return value
+
+
+def check_timeout(value: float) -> float:
+    """``--timeout``: seconds a question waits; 0 or less means nobody will answer."""
+    if not math.isfinite(value):
+        raise click.BadParameter(
+            "give a number of seconds (0 = nobody will answer, questions settle at once)",
+            param_hint="--timeout",
+        )
+    return value
+
+
+def check_window(value: int | None) -> int | None:
+    if value is not None and value < MIN_WINDOW:
+        raise click.BadParameter(
+            f"{value:,} tokens cannot hold the CLI's own prompt and a handoff; a context window"
+            f" is at least {MIN_WINDOW:,} (Claude's are 200,000 or 1,000,000)",
+            param_hint="--window",
+        )
+    return value
+
+
+__all__ = [
+    "MIN_WINDOW",
+    "Globals",
+    "check_asks",
+    "check_rounds",
+    "check_timeout",
+    "check_window",
+    "global_options",
+    "resolve_globals",
+]

@@ -1,0 +1,113 @@
+"""``flower status``: what this folder's run has done and where it would continue.
+
+Read-only and cheap: no credentials, no model, no store connection. It reads the wake
+state (brief, goal, lineage), ``manifest.json`` (every step and round, cost, context,
+the judge's last ruling) and the questions a live run is waiting on (``pending.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from flower.commands.options import global_options, resolve_globals
+
+
+@click.command(name="status")
+@global_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of lines.")
+@click.pass_context
+def status(
+    ctx: click.Context,
+    as_json: bool,
+    workspace: Path | None,
+    run_dir: Path | None,
+    verbose: bool | None,
+    workbench: bool | None,
+    trim: bool | None,
+) -> None:
+    """Where the run in this folder stands: steps, rounds, cost, the last verdict, questions."""
+    g = resolve_globals(
+        ctx, workspace=workspace, run_dir=run_dir, verbose=verbose, workbench=workbench, trim=trim
+    )
+    report = collect(g.workspace, g.run_dir)
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        return
+    for line in describe(report):
+        click.echo(line)
+
+
+def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
+    """Everything status shows, as plain data."""
+    from flower.commands.pending import read_pending
+    from flower.core.goal import Verdict
+    from flower.core.manifest import Manifest
+    from flower.workflow import wake_state
+
+    state = wake_state(workspace, run_dir=run_dir)
+    rows = Manifest(run_dir).read() if run_dir.is_dir() else []
+    steps = [
+        {
+            key: row.get(key)
+            for key in ("step", "ok", "attempts", "cost_usd", "context", "error", "session_id")
+        }
+        for row in rows
+    ]
+    verdict = None
+    for row in reversed(rows):
+        if "·判定#" in str(row.get("step", "")):
+            ruling = Verdict.parse(str(row.get("text") or ""))
+            verdict = {
+                "step": row["step"],
+                "state": ruling.state or "vague",
+                "reason": ruling.reason,
+            }
+            break
+    return {
+        "workspace": str(workspace),
+        "run_dir": str(run_dir),
+        "waking": state["waking"],
+        "brief": state["brief"],
+        "goal": state["goal"],
+        "checks": state["checks"],
+        "woke": state["woke"],
+        "sessions": state["steps"],
+        "steps": steps,
+        "cost_usd": round(sum(float(row.get("cost_usd") or 0.0) for row in rows), 6),
+        "verdict": verdict,
+        "pending": read_pending(run_dir).get("asks", []),
+    }
+
+
+def describe(report: dict[str, Any]) -> list[str]:
+    """The report as lines a person reads."""
+    if not report["steps"] and not report["waking"]:
+        return [f'nothing has run in {report["workspace"]} yet (flower "make X" starts)']
+    lines = [
+        f"{report['workspace']}: woken {report['woke']} time(s), ${report['cost_usd']:.4f} so far"
+    ]
+    if report["waking"]:
+        checks = f", goal with {report['checks']} check(s)" if report["checks"] else ""
+        lines.append(f"brief confirmed{checks}: {report['brief']}")
+    for step in report["steps"]:
+        mark = "ok " if step["ok"] else "x  "
+        extra = f" · {step['attempts']} attempts" if (step["attempts"] or 1) > 1 else ""
+        error = f" · {step['error']}" if step["error"] and not step["ok"] else ""
+        lines.append(
+            f"  {mark}{step['step']} · ${float(step['cost_usd'] or 0):.4f}"
+            f" · context {int(step['context'] or 0):,}{extra}{error}"
+        )
+    if report["verdict"]:
+        v = report["verdict"]
+        lines.append(f"last verdict ({v['step']}): {v['state']} {v['reason']}".rstrip())
+    for ask in report["pending"]:
+        options = f" [{' / '.join(ask['options'])}]" if ask.get("options") else ""
+        lines.append(f"waiting for an answer ({ask['id']}): {ask['question']}{options}")
+    return lines
+
+
+__all__ = ["collect", "describe", "status"]
