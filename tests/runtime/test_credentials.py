@@ -64,7 +64,8 @@ def test_nothing_usable_raises_saying_what_is_accepted(
     for named in (
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_AUTH_TOKEN",
-        "claude login",
+        "Claude Code login",
+        "flower setup",
         "CLAUDE_CODE_OAUTH_TOKEN",
         "CLAUDE_CODE_USE_BEDROCK",
         "CLAUDE_CODE_USE_VERTEX",

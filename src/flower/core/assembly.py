@@ -1,4 +1,4 @@
-"""What a Runtime is assembled from: its policies, the ``.env`` files, its session store.
+"""What a Runtime is assembled from: its policies, the environment, its session store.
 
 Kept apart from the run loop (``core/runtime.py``) because none of it runs per step.
 """
@@ -65,19 +65,16 @@ def policy(value: Any, kind: type) -> Any:
     return value
 
 
-def read_dotenv(workspace: Path) -> None:
-    """``.env`` of the current folder (or the nearest above it), then the workspace's.
+def read_dotenv(workspace: Path) -> list[str]:
+    """Fill the environment's gaps from the ``.env`` files and Claude Code's settings.
 
-    Variables already set win: a ``.env`` fills gaps, it never overrides the shell.
+    The lookup order is :func:`flower.core.env.load_environment`'s (the process wins,
+    then ``$FLOWER_ENV``, ``./.env``, the workspace's, the user config's, then borrowed
+    credential keys); returns what was loaded from where.
     """
-    from dotenv import find_dotenv, load_dotenv
+    from flower.core.env import load_environment
 
-    here = find_dotenv(usecwd=True)
-    if here:
-        load_dotenv(here, override=False)
-    there = workspace / ".env"
-    if there.is_file() and (not here or Path(here).resolve() != there.resolve()):
-        load_dotenv(there, override=False)
+    return load_environment(workspace)
 
 
 def run_sync(make: Callable[[], Any]) -> Any:

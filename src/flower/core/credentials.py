@@ -10,17 +10,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-
-ACCEPTED = (
-    "no credentials for the Claude API: export ANTHROPIC_API_KEY=sk-ant-... (or"
-    " ANTHROPIC_AUTH_TOKEN for a gateway), run `claude login` (or `claude setup-token` and"
-    " export CLAUDE_CODE_OAUTH_TOKEN), or use Amazon Bedrock / Google Vertex AI with"
-    " CLAUDE_CODE_USE_BEDROCK=1 / CLAUDE_CODE_USE_VERTEX=1 and your cloud credentials;"
-    " a .env file in the current folder or the workspace is read too"
-)
 
 _ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 _PROVIDER_SWITCHES = (
@@ -28,6 +21,27 @@ _PROVIDER_SWITCHES = (
     "CLAUDE_CODE_USE_VERTEX",
     "CLAUDE_CODE_USE_FOUNDRY",
 )
+
+#: Every source :func:`check_credentials` accepts, after ``flower.core.env`` has filled
+#: the environment from the ``.env`` files and Claude Code's settings. One line, built
+#: from the same tuples the code reads, so the message cannot drift from the code.
+ACCEPTED = (
+    f"run `flower setup`, or set {_ENV_KEYS[0]} (or {_ENV_KEYS[1]} with ANTHROPIC_BASE_URL"
+    f" for a gateway, or {_ENV_KEYS[2]}) in the environment or a .env file ($FLOWER_ENV,"
+    ' ./.env, the workspace\'s .env, ${XDG_CONFIG_HOME:-~/.config}/flower/.env; the "env"'
+    " block of Claude Code's settings.json is borrowed too), or "
+    + " / ".join(f"{s}=1" for s in _PROVIDER_SWITCHES)
+    + " with that cloud's credentials; a Claude Code login or apiKeyHelper works as well"
+)
+#: Added when a ``claude`` command is on PATH: only then can the user run it.
+LOGIN_HINT = " (`claude auth login` signs in)"
+
+
+def missing_message(env: Mapping[str, str] | None = None) -> str:
+    """The one-line error for no credentials, suggesting only commands that exist here."""
+    env = os.environ if env is None else env
+    hint = LOGIN_HINT if shutil.which("claude", path=env.get("PATH")) else ""
+    return f"no credentials for the Claude API: {ACCEPTED}{hint}"
 
 
 def check_credentials(env: Mapping[str, str] | None = None) -> str:
@@ -52,7 +66,7 @@ def check_credentials(env: Mapping[str, str] | None = None) -> str:
         return "claude login (Keychain)"
     if _has_key_helper(config / "settings.json"):
         return "apiKeyHelper"
-    raise RuntimeError(ACCEPTED)
+    raise RuntimeError(missing_message(env))
 
 
 def _has_login(path: Path) -> bool:

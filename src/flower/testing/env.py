@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 #: Variables that must never leak from the developer's shell into an offline run:
-#: real keys, real endpoints, cloud-provider switches.
+#: real keys, real endpoints, cloud-provider switches, and ``FLOWER_ENV`` (a file of them).
 LEAKY_VARIABLES = (
+    "FLOWER_ENV",
     "ANTHROPIC_AUTH_TOKEN",
     "CLAUDE_CODE_OAUTH_TOKEN",
     "CLAUDE_CODE_USE_BEDROCK",
@@ -24,7 +25,9 @@ def offline_env(
     """Variables for ``ClaudeAgentOptions.env`` (or ``os.environ``) that point the CLI at a
     loopback model server, with ``HOME`` and ``CLAUDE_CONFIG_DIR`` in ``home``.
 
-    ``CLAUDE_CONFIG_DIR`` must be in the options' env or the session store receives nothing;
+    ``XDG_CONFIG_HOME`` moves flower's own user ``.env`` into ``home`` as well, so a real
+    key saved by ``flower setup`` never reaches a test. ``CLAUDE_CONFIG_DIR`` must be in
+    the options' env or the session store receives nothing;
     ``CLAUDE_CODE_MAX_RETRIES`` defaults to 0 so a scripted fault surfaces at once instead of
     after the CLI's own three-minute retry ladder. Leaky variables are blanked, not removed,
     because the SDK merges this dict over the parent's environment.
@@ -43,6 +46,8 @@ def offline_env(
             "DISABLE_ERROR_REPORTING": "1",
             "HOME": str(home),
             "CLAUDE_CONFIG_DIR": str(config),
+            # flower's user config (``flower setup``'s .env) lives here, not in the shell's
+            "XDG_CONFIG_HOME": str(home / ".config"),
             "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
         }
     )
