@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from flower.core.handoff import Handoff
     from flower.core.workbench import Workbench
     from flower.plugin_types import ErrorClass, HandoffRequest, RoleFactory, StoreSettings
+    from flower.ui.render import View
+    from flower.ui.terminal import Terminal
 
 PROJECT = "flower"
 
@@ -266,6 +268,39 @@ def flower_event(event: Event) -> None:
         def flower_event(event):
             if event.kind == "retry":
                 metrics.increment("flower.retries")
+    """
+
+
+# --- the terminal ----------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def flower_renderer(terminal: Terminal, verbose: bool) -> View | None:
+    """Build the run view: what turns events into lines on the terminal.
+
+    ``flower``, ``flower once`` and ``flower run`` show a run through the view this hook
+    returns; the default (``flower_plugins.render``) is :class:`flower.ui.render.Renderer`.
+    A view is called with every :class:`~flower.core.events.Event` of the run and has
+    ``banner(state, *, context, workspace)`` and ``closing(*, ok, cost, manifest,
+    failed_at, aborted)`` (the :class:`flower.ui.render.View` protocol). Print only
+    through ``terminal.line``: it strips escape sequences from what the model and tools
+    said, wraps by display width, keeps the input line alive and holds the lock that
+    stops two flower processes from tearing each other's lines.
+
+    :param terminal: The :class:`flower.ui.terminal.Terminal` of the run.
+    :param verbose: ``flower -v``: show prompts, thinking, subagents, every event.
+    :return: A view, or ``None`` to let the next implementation decide.
+
+    Stops at the first non-``None`` result (``firstresult``).
+
+    Example::
+
+        @hookimpl
+        def flower_renderer(terminal, verbose):
+            class Quiet(Renderer):
+                def _text(self, payload, step):   # no model prose, just the actions
+                    pass
+            return Quiet(terminal, verbose=verbose)
     """
 
 

@@ -41,6 +41,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "flower_plugins.resilience",
     "flower_plugins.handoff",
     "flower_plugins.human",
+    "flower_plugins.render",
 )
 
 

@@ -18,6 +18,11 @@ from flower.core.text import one_line
 
 #: How much of a tool result an event carries (the full result stays in the transcript).
 RESULT_PREVIEW = 300
+#: What a ``system`` event of subtype ``api_retry`` carries: the bundled CLI streams one
+#: such message, within milliseconds, each time it retries a failed request inside one
+#: attempt (``CLAUDE_CODE_MAX_RETRIES``), long before flower's own resilience sees the
+#: attempt fail. Without them a user watches minutes of silence.
+API_RETRY_KEYS = ("attempt", "max_retries", "retry_delay_ms", "error_status", "error")
 
 
 @dataclass
@@ -72,7 +77,8 @@ def normalize(message: Any, *, step: str | None = None) -> list[Event]:
       ``tool`` (``{"name", "input", "id", "subagent"}``) per content block;
     - a user message carrying tool results: ``tool_result`` (``{"id", "text",
       "error", "subagent"}``, the text cut to :data:`RESULT_PREVIEW` characters);
-    - a system message: ``system`` (``{"subtype", "session_id"}``);
+    - a system message: ``system`` (``{"subtype", "session_id"}``; an ``api_retry``
+      adds :data:`API_RETRY_KEYS`);
     - anything else (a stream event, a rate-limit notice, a type this version does
       not know): ``unknown`` (``{"type"}``).
 
@@ -130,7 +136,10 @@ def normalize(message: Any, *, step: str | None = None) -> list[Event]:
         ]
     if isinstance(message, SystemMessage):
         data = message.data if isinstance(message.data, dict) else {}
-        return [event("system", {"subtype": message.subtype, "session_id": data.get("session_id")})]
+        payload = {"subtype": message.subtype, "session_id": data.get("session_id")}
+        if message.subtype == "api_retry":  # the CLI retrying inside one attempt
+            payload.update({key: data.get(key) for key in API_RETRY_KEYS})
+        return [event("system", payload)]
     if isinstance(message, ResultMessage):
         return []
     return [event("unknown", {"type": type(message).__name__})]

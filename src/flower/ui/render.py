@@ -1,0 +1,496 @@
+"""Events in, lines out: the run view.
+
+A :class:`Renderer` is the ``on_event`` callback of a run. It turns each
+:class:`flower.core.events.Event` (docs/workflow.md lists every kind) into lines on a
+:class:`flower.ui.terminal.Terminal` and knows nothing of the workflow beyond the event
+kinds and their payloads, so any driver (``flower``, ``flower once``, ``flower run``, a
+script) shows a run the same way, and a plugin can replace the whole view through the
+``flower_renderer`` hook (:func:`renderer_for`).
+
+One Renderer lives for the whole run: it remembers the step count, the context level,
+the cost so far and when the run started (a renderer made per event shows $0.00 and
+0:00, the original's ``once`` defect).
+
+Icons are ASCII: ``>`` a tool call, ``>>`` a dispatch to a worker, ``*`` done, ``~``
+waiting or retrying, ``!`` a warning, ``x`` a failure, ``?`` a question, ``->`` what the
+human said. The default view hides what only a developer wants (prompts, thinking,
+subagents' words, successful tool results, context levels); ``verbose=True`` shows
+every event.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from flower.core.text import one_line
+from flower.ui.sanitize import cells, fit
+from flower.ui.terminal import Terminal
+
+if TYPE_CHECKING:
+    from flower.core.events import Event
+
+__all__ = ["Renderer", "View", "plural", "renderer_for"]
+
+#: Tool names that hand work to a subagent.
+DISPATCH_TOOLS = frozenset({"Task", "Agent"})
+#: Input keys that say most about a tool call, most telling first.
+GIST_KEYS = ("command", "file_path", "pattern", "path", "url", "query", "description", "prompt")
+#: Cells of a step header's rule.
+RULE = 60
+
+
+class View(Protocol):
+    """What a driver needs from a run view (what ``flower_renderer`` returns)."""
+
+    def __call__(self, event: Event) -> None: ...
+
+    def banner(self, state: dict[str, Any], *, context: int, workspace: Path) -> None: ...
+
+    def closing(
+        self,
+        *,
+        ok: bool,
+        cost: float,
+        manifest: Path,
+        failed_at: str | None,
+        aborted: str | None,
+    ) -> None: ...
+
+
+def renderer_for(terminal: Terminal, *, verbose: bool = False) -> View:
+    """The view the installed plugins choose (default: :class:`Renderer`)."""
+    from flower.plugins import get_plugin_manager
+
+    view = get_plugin_manager().hook.flower_renderer(terminal=terminal, verbose=verbose)
+    return view if view is not None else Renderer(terminal, verbose=verbose)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 turn``, ``2 turns``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _k(tokens: Any) -> str:
+    n = int(tokens or 0)
+    return f"{n / 1000:.1f}K" if n >= 1000 else str(n)
+
+
+def _secs(seconds: float) -> str:
+    s = round(max(0.0, seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60:02d}s"
+    return f"{s // 3600}h {s % 3600 // 60:02d}m"
+
+
+def _home(path: Path | str) -> str:
+    text = str(path)
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
+        return "~" + text[len(home) :]
+    return text
+
+
+def _gist(data: Any, limit: int = 100) -> str:
+    if isinstance(data, dict):
+        for key in GIST_KEYS:
+            if data.get(key):
+                return one_line(str(data[key]), limit)
+        return one_line(", ".join(f"{k}={v}" for k, v in data.items()), limit)
+    return one_line(str(data or ""), limit)
+
+
+class _Countdown:
+    """A status line ticking down once a second (terminals only)."""
+
+    def __init__(self, terminal: Terminal) -> None:
+        self.terminal = terminal
+        self._stop: threading.Event | None = None
+        self._lock = threading.Lock()
+
+    def start(self, label: Callable[[float], str], seconds: float) -> None:
+        self.stop()
+        if not self.terminal.is_tty or seconds <= 0:
+            return
+        stop = threading.Event()
+        deadline = time.monotonic() + seconds
+        with self._lock:
+            self._stop = stop
+        self.terminal.status(label(seconds))
+
+        def tick() -> None:
+            while not stop.wait(min(1.0, max(0.0, deadline - time.monotonic()))):
+                left = deadline - time.monotonic()
+                if left <= 0.05:
+                    break
+                self.terminal.status(label(left))
+            with self._lock:
+                if self._stop is stop:  # not replaced by a newer countdown
+                    self._stop = None
+                    self.terminal.status(None)
+
+        threading.Thread(target=tick, name="flower-countdown", daemon=True).start()
+
+    def stop(self) -> None:
+        with self._lock:
+            stop, self._stop = self._stop, None
+            if stop is not None:
+                stop.set()
+                self.terminal.status(None)
+
+
+class Renderer:
+    """Events in, lines out: the run view. Knows nothing of the workflow beyond Event kinds.
+
+    Call it with every event of a run (it is an ``on_event`` callback); :meth:`banner`
+    before a wake-up, :meth:`closing` at the end. Thread-safe.
+    """
+
+    #: Kinds that keep a countdown on screen; any other event clears it.
+    _WAITING = frozenset({"retry", "offline", "system", "context"})
+
+    def __init__(self, terminal: Terminal, *, verbose: bool = False) -> None:
+        self.terminal = terminal
+        self.verbose = verbose
+        #: Whether someone can answer a question here (the default: the output is a
+        #: terminal). When false the first question suggests ``--timeout 0``, once.
+        self.answerable = terminal.is_tty
+        self.context = 0
+        self.cost = 0.0
+        self.started = time.monotonic()
+        self._hinted = False
+        self._shown: set[str] = set()  # questions on screen, not yet settled
+        self._offline_streak = False
+        self._countdown = _Countdown(terminal)
+        self._lock = threading.RLock()
+        self._handlers: dict[str, Callable[[dict[str, Any], str | None], None]] = {
+            "wake": self._wake,
+            "step": self._step,
+            "skip": self._skip,
+            "task": self._task,
+            "verdict": self._verdict,
+            "ask": self._ask,
+            "mail": self._mail,
+            "prompt": self._prompt,
+            "session": self._session,
+            "system": self._system,
+            "text": self._text,
+            "thinking": self._thinking,
+            "tool": self._tool,
+            "tool_result": self._tool_result,
+            "context": self._context,
+            "handoff": self._handoff,
+            "retry": self._retry,
+            "offline": self._offline,
+            "interrupt": self._interrupt,
+            "result": self._result,
+            "unknown": self._unknown,
+        }
+
+    def _say(self, text: str, style: str = "", indent: int = 0) -> None:
+        self.terminal.line(text, style, indent=indent)
+
+    # --- the entry points -----------------------------------------------------------------
+
+    def __call__(self, event: Event) -> None:
+        """Show one event (any kind; an unknown kind is shown only when verbose)."""
+        kind = event.kind
+        with self._lock:
+            if kind not in self._WAITING:
+                self._countdown.stop()
+            if kind != "offline":
+                self._offline_streak = False
+            handler = self._handlers.get(kind)
+            if handler is not None:
+                handler(event.payload, event.step)
+            elif self.verbose:
+                self._say(f"{kind}: {_gist(event.payload, 160)}", "dim")
+
+    def banner(self, state: dict[str, Any], *, context: int, workspace: Path) -> None:
+        """The wake banner: where the run continues and what it carries.
+
+        ``state`` is :func:`flower.wake_state`'s dict; ``context`` the work session's
+        last context size (0 when unknown). Goal checks and context are shown only when
+        known; "brief confirmed" only when the brief is frozen.
+        """
+        where = _home(workspace)
+        woke = int(state.get("woke") or 0)
+        if not state.get("waking") and not state.get("steps"):
+            self._say(f"* new run in {where}", "bold")
+            return
+        parts = ["brief confirmed"] if state.get("waking") else []
+        checks = int(state.get("checks") or 0)
+        if checks > 0:
+            parts.append(plural(checks, "goal check"))
+        if context > 0:
+            parts.append(f"work context {_k(context)}")
+        parts.append(f"wake #{woke + 1}")
+        self._say(f"<- continuing in {where}  " + " - ".join(parts), "bold")
+
+    def closing(
+        self,
+        *,
+        ok: bool,
+        cost: float,
+        manifest: Path,
+        failed_at: str | None,
+        aborted: str | None,
+    ) -> None:
+        """The closing line: how it ended, total cost, wall time, the manifest's path."""
+        with self._lock:
+            self._countdown.stop()
+            facts = f"total ${cost:.4f} - {_secs(time.monotonic() - self.started)}"
+            where = f"manifest: {_home(manifest)}"
+            if ok and not failed_at and not aborted:
+                self._say(f"* done - {facts} - {where}", "bold green")
+                return
+            head = f"x stopped at {failed_at}" if failed_at else "x stopped"
+            self._say(f"{head}: {aborted}" if aborted else head, "bold red")
+            self._say(f"{facts} - {where}", "red", indent=2)
+
+    # --- the workflow's events ------------------------------------------------------------
+
+    def _wake(self, p: dict[str, Any], step: str | None) -> None:
+        if p.get("notice"):
+            self._say(f"! {p['notice']}", "yellow")
+        if self.verbose:
+            self._say(
+                f"wake #{p.get('woke', '?')}: {len(p.get('steps') or {})} step(s) known", "dim"
+            )
+
+    def _step(self, p: dict[str, Any], step: str | None) -> None:
+        name = fit(step or "step", RULE - 8)
+        rule = f"== {name} " + "=" * max(3, RULE - 4 - cells(name))
+        mark = f"  {p.get('index', '?')}/{p.get('total', '?')}"
+        if p.get("resumed"):
+            mark += f"  <- continuing - wake #{p.get('woke', '?')}"
+        self._say("")
+        self._say(rule + mark, "bold")
+
+    def _skip(self, p: dict[str, Any], step: str | None) -> None:
+        where = f"{p.get('index', '?')}/{p.get('total', '?')}"
+        self._say(f"~ {step or 'step'} skipped ({where}): already done", "dim")
+
+    def _task(self, p: dict[str, Any], step: str | None) -> None:
+        checks = list(p.get("unverifiable") or [])
+        if not checks:
+            return
+        total = int(p.get("total") or len(checks))
+        self._say(
+            f"! {len(checks)} of {plural(total, 'goal check')} cannot be verified here;"
+            " the judge will not pass them:",
+            "yellow",
+        )
+        for check in checks:
+            self._say(f"- {check}", "yellow", indent=4)
+        if p.get("path"):
+            self._say(f"(edit {_home(p['path'])} to change them)", "dim", indent=4)
+
+    def _verdict(self, p: dict[str, Any], step: str | None) -> None:
+        state = p.get("state") or ""
+        word, icon, style = {
+            "achieved": ("achieved", "*", "green"),
+            "not_yet": ("not yet", "~", "yellow"),
+            "unreachable": ("unreachable", "!", "red"),
+        }.get(state, ("unclear", "~", "yellow"))
+        rounds = f"round {p.get('round', '?')}/{p.get('rounds', '?')}"
+        reason = one_line(p.get("reason") or "", 300)
+        self._say(f"{icon} verdict ({rounds}): {word}" + (f" - {reason}" if reason else ""), style)
+        for check in p.get("failed") or []:
+            self._say(f"- {check}", style, indent=4)
+
+    def _ask(self, p: dict[str, Any], step: str | None) -> None:
+        state, qid = p.get("state"), str(p.get("id") or "")
+        if state == "asked":
+            self._shown.add(qid)
+            self._question(p)
+            options = p.get("options") or []
+            if self.answerable:
+                pick = f"1-{len(options)} or " if options else ""
+                self._say(f"type {pick}your answer; Enter skips", "dim", indent=2)
+            elif not self._hinted:
+                self._hinted = True
+                self._say(
+                    "(nobody can answer here: the question waits for its timeout;"
+                    " run with --timeout 0 to let the agent decide at once)",
+                    "dim",
+                    indent=2,
+                )
+            return
+        if qid not in self._shown and state != "invalid":  # settled at once: never shown
+            self._question(p)
+        self._shown.discard(qid)
+        if state == "answered":
+            self._say(f"-> {one_line(p.get('answer') or '', 300)}", "green", indent=2)
+        elif state == "timeout":
+            self._say("-> no answer, the agent decides", "dim", indent=2)
+        elif state == "declined":
+            self._say("-> declined; the agent decides", "dim", indent=2)
+        elif state == "over_budget":
+            self._say("-> no questions left; the agent decides", "dim", indent=2)
+        elif state == "cancelled":
+            self._say("-> question withdrawn", "dim", indent=2)
+        elif state == "invalid":
+            self._say("! the agent asked an empty question", "dim")
+
+    def _question(self, p: dict[str, Any]) -> None:
+        self._say(f"? {p.get('question', '')}", "bold yellow")
+        for n, option in enumerate(p.get("options") or [], 1):
+            self._say(f"{n}) {option}", indent=4)
+
+    def _mail(self, p: dict[str, Any], step: str | None) -> None:
+        if p.get("state") == "queued":
+            if p.get("amended"):
+                self._say("* noted; appended to the brief", "green", indent=2)
+            else:
+                self._say("* noted; the agent reads it at its next inbox check", "green", indent=2)
+        elif p.get("state") == "delivered":
+            self._say("* the agent read your note", "dim", indent=2)
+
+    # --- the runtime's events -------------------------------------------------------------
+
+    def _prompt(self, p: dict[str, Any], step: str | None) -> None:
+        if self.verbose:
+            how = " (resume)" if p.get("resume") else ""
+            self._say(f"prompt{how}: {one_line(p.get('text') or '', 200)}", "dim")
+
+    def _session(self, p: dict[str, Any], step: str | None) -> None:
+        if p.get("generation"):
+            self._say(f"~ new session after {plural(p['generation'], 'handoff')}", "dim")
+        if self.verbose:
+            self._say(f"session {p.get('session_id')}", "dim")
+
+    def _system(self, p: dict[str, Any], step: str | None) -> None:
+        if p.get("subtype") == "api_retry":
+            self._api_retry(p)
+        elif self.verbose and p.get("subtype") != "init":
+            self._say(f"system: {p.get('subtype')}", "dim")
+
+    def _api_retry(self, p: dict[str, Any]) -> None:
+        """The CLI retrying a request inside one attempt (before flower sees a failure)."""
+        status = p.get("error_status")
+        why = str(p.get("error") or "error").replace("_", " ")
+        why = f"{why} ({status})" if status else why
+        delay = float(p.get("retry_delay_ms") or 0) / 1000
+        count = f"{p.get('attempt', '?')}/{p.get('max_retries', '?')}"
+        self._say(f"~ API {why}: the CLI retries ({count}) in {delay:.1f}s", "yellow")
+        self._countdown.start(lambda left: f"~ the CLI retries in {left:.0f}s", delay)
+
+    def _text(self, p: dict[str, Any], step: str | None) -> None:
+        text = str(p.get("text") or "").strip()
+        if not text:
+            return
+        if not p.get("subagent"):
+            self._say(text)
+        elif self.verbose:
+            self._say(text, "dim", indent=4)
+
+    def _thinking(self, p: dict[str, Any], step: str | None) -> None:
+        if self.verbose:
+            indent = 4 if p.get("subagent") else 0
+            self._say(f"(thinking) {str(p.get('text') or '').strip()}", "dim italic", indent)
+
+    def _tool(self, p: dict[str, Any], step: str | None) -> None:
+        name = str(p.get("name") or "?")
+        raw = p.get("input")
+        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if name.startswith("mcp__") and name.rsplit("__", 1)[-1] in ("ask", "inbox"):
+            if self.verbose:  # the ask/mail events show these
+                self._say(f"> {name}", "dim")
+            return
+        if p.get("subagent"):
+            self._say(f"> {name}({_gist(data, 80)})", "dim cyan", indent=4)
+        elif name in DISPATCH_TOOLS:
+            who = data.get("subagent_type") or "agent"
+            what = one_line(str(data.get("description") or data.get("prompt") or ""), 100)
+            self._say(f">> {who}: {what}", "bold magenta")
+        else:
+            self._say(f"> {name}({_gist(data)})", "cyan")
+
+    def _tool_result(self, p: dict[str, Any], step: str | None) -> None:
+        indent = 6 if p.get("subagent") else 2
+        if p.get("error"):
+            self._say(f"x {one_line(p.get('text') or '', 300)}", "red", indent)
+        elif self.verbose:
+            self._say(f"= {one_line(p.get('text') or '', 160)}", "dim", indent)
+
+    def _context(self, p: dict[str, Any], step: str | None) -> None:
+        self.context = int(p.get("used") or 0)
+        if self.verbose:
+            self._say(f"context {_k(self.context)} / {_k(p.get('window'))}", "dim")
+
+    def _handoff(self, p: dict[str, Any], step: str | None) -> None:
+        phase = p.get("phase")
+        if phase == "near":
+            self._say(
+                f"~ context {_k(p.get('used'))}: a handoff comes at {_k(p.get('at'))}", "yellow"
+            )
+        elif phase == "writing":
+            self._say(f"~ context full ({_k(p.get('used'))}): writing the handoff...", "yellow")
+        elif phase == "done":
+            kind = "a mechanical handoff" if p.get("degraded") else "the handoff"
+            where = f" -> {_home(p['path'])}" if p.get("path") else ""
+            self._say(f"* {kind} is written{where}; continuing in a new session", "yellow")
+
+    def _retry(self, p: dict[str, Any], step: str | None) -> None:
+        same = " (same session)" if p.get("resume") else ""
+        delay = float(p.get("delay") or 0)
+        self._say(
+            f"~ attempt {p.get('attempt', '?')}/{p.get('max_attempts', '?')} failed"
+            f" ({p.get('class', '?')}): {one_line(p.get('error') or '', 200)}"
+            f" - retrying in {delay:.1f}s{same}",
+            "yellow",
+        )
+        self._countdown.start(lambda left: f"~ retrying in {left:.0f}s", delay)
+
+    def _offline(self, p: dict[str, Any], step: str | None) -> None:
+        where = f"{p.get('host')}:{p.get('port')}"
+        waited = float(p.get("waited") or 0)
+        nxt = float(p.get("next_probe_in") or 0)
+        if not self._offline_streak or not self.terminal.is_tty:
+            self._say(
+                f"! offline: {where} unreachable for {_secs(waited)}; probing every"
+                f" {_secs(nxt)}, giving up after {_secs(float(p.get('max_wait') or 0))}",
+                "yellow",
+            )
+        self._offline_streak = True
+        started = time.monotonic() - waited
+        self._countdown.start(
+            lambda left: (
+                f"~ offline: waiting for {where} for"
+                f" {_secs(time.monotonic() - started)} - next probe in {left:.0f}s"
+            ),
+            nxt,
+        )
+
+    def _interrupt(self, p: dict[str, Any], step: str | None) -> None:
+        self._say(f"-> told the agent: {one_line(p.get('said') or '', 300)}", "magenta")
+
+    def _result(self, p: dict[str, Any], step: str | None) -> None:
+        self.cost += float(p.get("cost_usd") or 0)
+        facts = [
+            plural(int(p.get("num_turns") or 0), "turn"),
+            f"${float(p.get('cost_usd') or 0):.4f}",
+        ]
+        if p.get("context"):
+            facts.append(f"context {_k(p['context'])}")
+        facts.append(_secs(float(p.get("duration_s") or 0)))
+        if int(p.get("attempts") or 1) > 1:
+            facts.append(plural(int(p["attempts"]), "attempt"))
+        name = step or "step"
+        if p.get("ok"):
+            self._say(f"* {name} done - " + " - ".join(facts), "green")
+        else:
+            self._say(f"x {name} failed - " + " - ".join(facts), "red")
+            if p.get("error"):
+                self._say(one_line(str(p["error"]), 400), "red", indent=2)
+
+    def _unknown(self, p: dict[str, Any], step: str | None) -> None:
+        if self.verbose:
+            self._say(f"(an SDK message flower does not show: {p.get('type')})", "dim")
