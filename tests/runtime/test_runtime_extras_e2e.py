@@ -60,7 +60,8 @@ CHILD = textwrap.dedent(
         await rt.run(spec, "build the thing", step_name="干活", on_event=on_event)
 
     if sys.argv[3] == "rescue":
-        with rt.rescue_on_signals():
+        grace = float(sys.argv[4]) if len(sys.argv) > 4 else 10.0
+        with rt.rescue_on_signals(grace=grace):
             anyio.run(main)
     else:
         anyio.run(main)
@@ -122,6 +123,58 @@ def test_a_signal_mid_step_leaves_a_killed_row_only_with_the_rescue(
     assert (row["step"], row["session_id"], row["ok"], row["error"]) == ("干活", sid, False, KILLED)
     assert row["errors"] == [KILLED] and row["ended_at"] >= row["started_at"] > 0
     assert row["context"] > 0  # the level the model had reported before the signal
+
+
+def gone_within(pgid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while group_alive(pgid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+@pytest.mark.parametrize(("how", "grace"), [("second-signal", 10.0), ("watchdog", 1.0)])
+def test_leaving_by_os_exit_still_stops_the_cli(
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    how: str,
+    grace: float,
+) -> None:
+    # os._exit skips atexit and the SDK's reaper with it, while the SDK's close is still
+    # waiting for the CLI to leave on its own: the CLI, mid-Bash, must not be orphaned.
+    scripted_model.play([conversation("main", bash(SLOW), text("never"))])
+    run_dir = tmp_path / "runs"
+    env = {**os.environ, **{k: v for k, v in claude_env.items() if v}}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(workspace), str(run_dir), "rescue", str(grace)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert child.stdout is not None
+        sid = child.stdout.readline().split()[1]
+        assert child.stdout.readline().strip() == "TOOL"
+        time.sleep(0.5)  # the Bash call is running
+        sent = time.monotonic()
+        child.send_signal(signal.SIGTERM)
+        if how == "second-signal":
+            time.sleep(0.3)
+            child.send_signal(signal.SIGTERM)
+        code = child.wait(timeout=60)
+        took = time.monotonic() - sent
+        stopped = gone_within(child.pid, 5.0)
+    finally:
+        if group_alive(child.pid):
+            os.killpg(child.pid, signal.SIGKILL)
+    assert code == 128 + signal.SIGTERM and took < 4  # left by os._exit, not by unwinding
+    assert stopped, "the CLI subprocess outlived the process that os._exit ended"
+    (row,) = json.loads((run_dir / "manifest.json").read_text())
+    assert (row["session_id"], row["error"]) == (sid, KILLED)
 
 
 async def test_an_interrupt_from_another_thread_resumes_with_the_humans_line(

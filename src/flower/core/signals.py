@@ -10,7 +10,10 @@ The exit is ``SystemExit`` raised in the main thread, so ``finally`` blocks stil
 (the CLI subprocess is stopped, a terminal leaves cbreak mode). Unwinding could hang on
 something that no longer answers, so a watchdog ends the process with ``os._exit``
 after ``grace`` seconds; a second signal does it at once. The rescue has already
-written what matters by then.
+written what matters by then. ``os._exit`` skips ``atexit``, and with it the SDK's
+reaper of its CLI subprocesses, so both exits run that reaper first: a CLI stopped
+mid-tool (the SDK's close waits seconds before terminating it) would otherwise go on
+running commands with nobody reading them.
 """
 
 from __future__ import annotations
@@ -51,14 +54,14 @@ def rescue_on_signals(
     def handler(signum: int, frame: FrameType | None) -> None:
         code = 128 + signum
         if exiting.is_set():  # a second signal while unwinding: leave now
-            os._exit(code)
+            _leave(code)
         exiting.set()
         try:
             rescue()
         except BaseException as exc:  # the rescue must not stop the exit
             with contextlib.suppress(Exception):
                 print(f"flower: rescue failed: {exc!r}", file=sys.stderr)
-        watchdog = threading.Timer(grace, os._exit, args=(code,))
+        watchdog = threading.Timer(grace, _leave, args=(code,))
         watchdog.daemon = True
         watchdog.start()
         raise SystemExit(code)
@@ -75,6 +78,20 @@ def rescue_on_signals(
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old if old is not None else signal.SIG_DFL)
+
+
+#: Where the SDK keeps the reaper it registers with ``atexit`` (a private name: looked up,
+#: never imported, so a later SDK without it only loses this last resort).
+_SDK_TRANSPORT = "claude_agent_sdk._internal.transport.subprocess_cli"
+
+
+def _leave(code: int) -> None:
+    """``os._exit(code)``, after asking the SDK's CLI subprocesses still alive to stop."""
+    reaper = getattr(sys.modules.get(_SDK_TRANSPORT), "_kill_active_children", None)
+    if callable(reaper):
+        with contextlib.suppress(Exception):
+            reaper()
+    os._exit(code)
 
 
 def _resolve(signals: Iterable[int | str]) -> list[int]:
