@@ -540,3 +540,33 @@ async def test_plugins_observe_questions_and_remarks_through_the_event_hook() ->
     finally:
         pm.unregister(observer)
     assert seen == [("ask", "timeout"), ("mail", "queued")]
+
+
+def test_a_remark_delivered_while_send_is_returning_is_still_reported_as_queued(
+    tmp_path: Path,
+) -> None:
+    # The agent's inbox check (the loop's thread) can land between send() making the
+    # remark visible and send() reporting it: the "queued" event must still say queued.
+    events = Recorder()
+    ch = HumanChannel(on_event=events.append, amend_path=tmp_path / "需求.md")
+    inner = ch._lock
+
+    class InboxReadOnRelease:
+        """The channel's lock; the first release after the remark is queued lets the
+        agent read its inbox right then, as another thread could."""
+
+        fired = False
+
+        def __enter__(self) -> None:
+            inner.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            inner.release()
+            if ch.mail and not self.fired:
+                self.fired = True
+                asyncio.run(ch._inbox_tool({}))
+
+    ch._lock = InboxReadOnRelease()  # type: ignore[assignment]
+    mail = ch.send("加一个导出")
+    assert mail is not None and mail.state == "delivered"
+    assert sorted(events.states("mail")) == [("m1", "delivered"), ("m1", "queued")]

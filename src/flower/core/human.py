@@ -321,7 +321,8 @@ class HumanChannel:
             mail.amended = str(path) if path else ""
             with self._lock:
                 self.mail.append(mail)
-        self._emit(Event("mail", mail.payload()))
+                queued = mail.payload()  # taken now: the inbox may deliver it before we emit
+        self._emit(Event("mail", queued))
         return mail
 
     def pending_mail(self) -> list[Mail]:
