@@ -96,6 +96,19 @@ def test_the_first_non_empty_repeat_wins() -> None:
     assert b.goal == "第一"
 
 
+def test_a_label_inside_its_own_section_is_kept_not_dropped_as_a_repeat() -> None:
+    # The clarifier is told to write its assumptions under 未知与假设; "- 假设:…" there
+    # is a label within the section, and dropping it as a "repeat" loses the premise.
+    b = Brief.parse(
+        "## 目标\nA\n## 验收标准\n- 验收:pytest 全绿\n- 验收:README 有用法\n## 边界\nC\n"
+        "## 未知与假设\n- 换行符没问到\n- 假设:用 LF\n**未知**:要不要支持 Windows\n"
+        "### 假设\n只支持 UTF-8"
+    )
+    assert b.accept == "pytest 全绿\n- 验收:README 有用法"
+    assert "用 LF" in b.unknowns and "Windows" in b.unknowns and "UTF-8" in b.unknowns
+    assert Brief.parse(b.to_markdown()) == b
+
+
 def test_to_markdown_has_a_title_and_every_heading_in_order() -> None:
     md = Brief(goal="G", unknowns="U").to_markdown()
     assert md.startswith("# ")

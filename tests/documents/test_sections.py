@@ -70,6 +70,16 @@ def test_longer_alias_is_not_shadowed_and_first_non_empty_repeat_wins() -> None:
     assert parse_sections(text, ALIASES) == {"u": "first"}
 
 
+def test_a_label_of_the_open_section_is_body_but_a_section_heading_repeats() -> None:
+    assert parse_sections("## 未知与假设\nA\n- 未知: B\n**未知**\nC", ALIASES) == {
+        "u": "A\n- 未知: B\n**未知**\nC"
+    }
+    assert parse_sections("## 未知与假设\nA\n### 未知\nB", ALIASES) == {"u": "A\n### 未知\nB"}
+    assert parse_sections("## 未知与假设\nA\n## 未知\nB", ALIASES) == {"u": "A"}  # a repeat
+    assert parse_sections("## 未知与假设\n\n未知: B", ALIASES) == {"u": "B"}  # nothing to label
+    assert parse_sections(f"## 未知\n{PLACEHOLDER}\n未知: B", ALIASES) == {"u": "B"}
+
+
 def test_placeholder_counts_as_missing_but_not_inside_other_text() -> None:
     assert parse_sections(f"## 目标\n{PLACEHOLDER}\n## 边界\n{PLACEHOLDER} 以及 X", ALIASES) == {
         "bounds": f"{PLACEHOLDER} 以及 X"

@@ -141,6 +141,20 @@ def _heading(line: str, start: int, outline: _Outline) -> tuple[str, int] | None
     return None
 
 
+def _labels(line: str, buffer: list[str]) -> bool:
+    """Whether a heading of the section being read is a label inside it, kept as body.
+
+    Told to write its assumptions under 未知与假设, a model writes ``- 假设:用 LF`` or
+    ``### 假设`` there: dropping that as a repeat of the section (the first one wins) would
+    lose the premise. Only once the section has text (before that the line is its heading)
+    and not as a ``#``/``##`` heading, which starts the section over: a real repeat.
+    """
+    if all(item == PLACEHOLDER for item in bullets("\n".join(buffer))):
+        return False  # (a lone list marker has no text: a list rewritten drops it)
+    hashed = _HASH.match(line, _space(line, 0))
+    return hashed is None or hashed.group().count("#") >= 3
+
+
 def _closes(line: str, fence: str) -> bool:
     bare = line.strip()
     return len(bare) >= len(fence) and bare == fence[0] * len(bare)
@@ -167,8 +181,10 @@ def scan(text: str, aliases: Mapping[str, str], *, appendix: str | None = None) 
     ones they start with. Fenced blocks are dropped (a heading inside pasted code is not a
     heading) and an unclosed fence drops everything after it, so a cut-off answer does not
     look complete; a ```` ```markdown ```` fence is the model wrapping the document itself
-    and its content is kept. With ``appendix``, an :data:`AMEND_MARK` line and everything
-    after it are appended verbatim to that field.
+    and its content is kept. A heading of the section being read, inside it and below
+    ``##`` (``- 假设:…`` under 未知与假设), is a label in its text, not a repeat. With
+    ``appendix``, an :data:`AMEND_MARK` line and everything after it are appended verbatim
+    to that field.
     """
     outline = _outline(aliases)
     lines = (text or "").removeprefix("\ufeff").splitlines()
@@ -208,6 +224,8 @@ def scan(text: str, aliases: Mapping[str, str], *, appendix: str | None = None) 
             if not pos:
                 plain.append(raw)
             hit = _heading(raw, pos, outline)
+            if hit is not None and not pos and hit[0] == current and _labels(raw, buffer):
+                hit = None
             if hit is None:
                 buffer.append(raw[pos:].strip() if pos else raw)
                 break
