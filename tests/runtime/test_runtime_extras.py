@@ -148,6 +148,42 @@ def test_live_interrupt_after_the_loop_closed_is_refused() -> None:
     assert answers == [False]
 
 
+HANDLER_CHILD = textwrap.dedent(
+    """
+    import signal, sys, time, anyio
+    from flower.core.attempt import Live
+
+    async def main():
+        live, stop, got = Live(), anyio.Event(), []
+        live.open(stop)
+        signal.signal(signal.SIGALRM, lambda *_: got.append(live.interrupt("from a handler")))
+        if sys.argv[1] == "inside":
+            signal.setitimer(signal.ITIMER_REAL, 0.05)
+            with live._lock:  # the loop's thread is inside open()/close() when it lands
+                time.sleep(0.3)
+        else:  # the loop asleep in its selector, nothing else due for 10 s
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+        started = time.monotonic()
+        with anyio.move_on_after(10):
+            await stop.wait()
+        print(got, stop.is_set(), time.monotonic() - started < 3, live.close(), flush=True)
+
+    anyio.run(main)
+    """
+)
+
+
+@pytest.mark.parametrize("where", ["inside", "asleep"])
+def test_live_interrupt_from_a_signal_handler_in_the_loops_thread(where: str) -> None:
+    # signal.signal handlers run in the loop's thread between two bytecodes: one landing
+    # while that thread holds the lock must not wait for it, and one landing while the
+    # loop sleeps must wake it (a plain set() would wait for the CLI's next output).
+    out = subprocess.run(
+        [sys.executable, "-c", HANDLER_CHILD, where], capture_output=True, text=True, timeout=20
+    )
+    assert out.stdout.split() == ["[True]", "True", "True", "from", "a", "handler"], out.stderr
+
+
 def test_rescue_on_signals_restores_handlers_and_needs_the_main_thread() -> None:
     before = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM)}
     with rescue_on_signals(lambda: None):

@@ -51,25 +51,32 @@ class Live:
 
     :meth:`interrupt` may be called from any thread. The stop switch is an
     ``anyio.Event`` of the loop running the attempt, which must only be set from that
-    loop's thread; from another thread the set is scheduled into the loop
-    (``call_soon_threadsafe``), never waited for, so a UI thread cannot deadlock
-    against the loop. A lock makes "is a turn running, then record the remark" one step
-    against the attempt closing at the same moment.
+    loop's thread; the set is scheduled into the loop (``call_soon_threadsafe``), never
+    waited for, so a UI thread cannot deadlock against the loop. A lock makes "is a turn
+    running, then record the remark" one step against the attempt closing at the same
+    moment.
+
+    A ``signal.signal`` handler runs in the loop's own thread between two bytecodes,
+    possibly inside :meth:`open` or :meth:`close` or while the loop sleeps in its
+    selector. So the set is scheduled from that thread too (a plain ``set()`` would not
+    wake the selector: the turn would stop only when the CLI next wrote something), the
+    lock is re-entrant (the handler must not wait for a lock its own thread holds), and
+    the turn is one attribute stored in one step (the handler never sees half a turn).
     """
 
     def __init__(self) -> None:
         self.ctx = 0
         self.warned = False
         self.due = False
-        self._lock = threading.Lock()
-        self._stop: Any = None  # anyio.Event of the running attempt
-        self._thread: int | None = None
-        self._schedule: Callable[[Callable[[], object]], object] | None = None
+        self._lock = threading.RLock()
+        #: The running turn: its ``anyio.Event`` and the loop's thread-safe scheduler;
+        #: ``None`` between turns.
+        self._turn: tuple[Any, Callable[[Callable[[], object]], object]] | None = None
         self._said: str | None = None
 
     @property
     def running(self) -> bool:
-        return self._stop is not None
+        return self._turn is not None
 
     def reset_level(self) -> None:
         self.ctx, self.warned = 0, False
@@ -78,35 +85,33 @@ class Live:
         """Start a watched turn (in the loop's thread) with ``stop`` as its switch."""
         schedule = _scheduler()
         with self._lock:
-            self._stop, self._said, self.due = stop, None, False
-            self._thread, self._schedule = threading.get_ident(), schedule
+            self._said, self.due = None, False
+            self._turn = (stop, schedule)
 
     def close(self) -> str | None:
         """End the turn; returns the human's remark if one arrived for it."""
         with self._lock:
+            self._turn = None  # first: a remark from now on is refused, never dropped
             said, self._said = self._said, None
-            self._stop = self._schedule = self._thread = None
         return said
 
     def interrupt(self, said: str) -> bool:
         with self._lock:
-            stop = self._stop
-            if stop is None:
+            turn = self._turn
+            if turn is None:
                 return False
-            if threading.get_ident() == self._thread:
-                stop.set()
-            else:
-                assert self._schedule is not None
-                try:
-                    self._schedule(stop.set)
-                except RuntimeError:  # the loop has just closed: nothing is running
-                    return False
+            stop, schedule = turn
+            try:
+                schedule(stop.set)
+            except RuntimeError:  # the loop has just closed: nothing is running
+                return False
             self._said = said
             return True
 
 
 def _scheduler() -> Callable[[Callable[[], object]], object]:
-    """How another thread gets a callback run in the current event loop, non-blocking."""
+    """How any thread (the loop's own included) gets a callback run in the current event
+    loop, non-blocking, waking the loop if it sleeps."""
     import asyncio
 
     try:

@@ -220,8 +220,8 @@ class Runtime:
         The step goes on in the same session with ``said`` + ``INTERRUPT_NOTE`` as the
         next prompt; it does not count as a failed attempt. Returns ``False`` when no
         step is running. Safe from any thread (a UI's input thread, a signal handler in
-        the loop's thread): from another thread the stop is handed to the event loop,
-        never awaited, so the call returns at once.
+        the loop's thread): the stop is handed to the event loop, waking it, and never
+        awaited, so the call returns at once.
         """
         if self._closed:
             return False
