@@ -8,11 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
+from flower.core.brief import Brief
 from flower.core.human import HumanChannel
-
-brief_module = pytest.importorskip("flower.core.brief", reason="flower.core.brief not built yet")
 
 BRIEF = "# 需求\n## 目标\n做个计算器\n## 验收标准\n1+1=2\n## 边界\n只做命令行\n## 未知与假设\n无\n"
 
@@ -24,10 +21,10 @@ def test_amendments_survive_parse_write_and_prompt_block(tmp_path: Path) -> None
     ch.send("目标:也要网页版")
     ch.amend("```\n边界 放宽到 GUI", label="人修改")
 
-    brief = brief_module.Brief.load(path)
+    brief = Brief.load(path)
     assert brief is not None and brief.complete()
     assert (brief.goal, brief.accept, brief.bounds) == ("做个计算器", "1+1=2", "只做命令行")
     for line in ("> 目标:也要网页版", "> ```", "> 边界 放宽到 GUI", "补充 · 人修改 ·"):
         assert line in brief.unknowns and line in brief.prompt_block()
-    again = brief_module.Brief.load(brief.write(tmp_path / "copy.md"))
+    again = Brief.load(brief.write(tmp_path / "copy.md"))
     assert again == brief
