@@ -146,3 +146,34 @@ def test_the_rules_menu_copied_back_is_not_a_choice() -> None:
     assert copied.state == "" and not copied.ok and not copied.achieved
     assert Verdict.parse("## 结论\n已达成 / 未达成 / 无法验证").state == ""
     assert Verdict.parse("## 结论\n已达成\n没有未达成或无法验证的项").state == "achieved"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "未能达成",
+        "没能达成",
+        "尚未完全达成",
+        "没有完全达成",
+        "未全部达成",
+        "不能达成",
+        "部分达成",
+        "基本达成",
+        "目标还没有被完全达成",
+        "not fully achieved",
+        "It has not been achieved",
+        "partially achieved",
+    ],
+)
+def test_a_negated_or_partial_achieved_is_not_a_pass(said: str) -> None:
+    # 达成 / achieved are in the table; a word before them in the same clause that says
+    # "not" or "partly" must not let the work close as achieved.
+    assert Verdict.parse(f"## 结论\n{said}").state == NOT_YET
+    assert Verdict.parse(said).state == NOT_YET
+
+
+@pytest.mark.parametrize(
+    "said", ["达成", "全部达成", "目标非常完整地达成了", "测试都过了,达成", "已达成", "Achieved"]
+)
+def test_a_plain_achieved_still_passes(said: str) -> None:
+    assert Verdict.parse(f"## 结论\n{said}").state == ACHIEVED

@@ -185,6 +185,16 @@ _ORDERED = sorted(
 )
 _STATE_RE = re.compile("|".join(f"({_word(word)})" for word, _ in _ORDERED), re.IGNORECASE)
 _STATE_OF = tuple(state for _, state in _ORDERED)
+#: Before an achieved word in the same clause, these say "not" or "partly" (未能达成,
+#: 没有完全达成, 基本达成, not fully achieved): no table of whole words can list every
+#: such phrase, and reading one as achieved closes the work the judge did not pass.
+_QUALIFIED = re.compile(
+    r"[未没不无]|非(?!常)|部分|基本|大体|大致|几乎|接近|差不多"
+    r"|(?<![A-Za-z])(?:not|never|partially|partly|mostly|almost|nearly|largely)(?![A-Za-z])"
+    r"|n't",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r"[,,。;;::!!??、\n]")
 _BARE_YES = re.compile(r"1|true", re.IGNORECASE)
 _BARE_NO = re.compile(r"0|false", re.IGNORECASE)
 _END_MARK = re.compile(r"[\s。.!!]+$")
@@ -210,12 +220,27 @@ def _state(text: str) -> str:
             # Every state on one line is the rules' menu ("已达成 / 未达成 / 无法验证,
             # 三选一") copied back, not a choice; reading its first word would pass the work.
             return ""
-        return _STATE_OF[(word.lastindex or 1) - 1]
+        state = _STATE_OF[(word.lastindex or 1) - 1]
+        if state == ACHIEVED and _qualified(text, word.start(), word.group()):
+            return NOT_YET
+        return state
     if re.search(r"\b1\b", text):
         return ACHIEVED
     if re.search(r"\b0\b", text):
         return NOT_YET
     return ""
+
+
+def _qualified(text: str, start: int, word: str) -> bool:
+    """Whether the achieved word at ``start`` is negated or hedged in its own clause.
+
+    ``已达成`` carries its own "already" and is taken as said.
+    """
+    if word == _SAY[ACHIEVED]:
+        return False
+    before = text[max(0, start - 24) : start]
+    clause = _CLAUSE_END.split(before)[-1]
+    return _QUALIFIED.search(clause) is not None
 
 
 def _failed(text: str) -> list[str]:
@@ -244,7 +269,8 @@ class Verdict:
 
         1. The 结论 section (or 判定 …) is the conclusion. 2. With no heading at all, a bare
         ``1``/``true`` or ``0``/``false`` answer is read as such. 3. Otherwise the leftmost
-        state word in the conclusion (the whole text when there is no 结论 section).
+        state word in the conclusion (the whole text when there is no 结论 section); an
+        achieved word negated or hedged in its clause (未能达成, 基本达成) is not yet.
         4. Failing that a standalone ``1`` / ``0``. 5. Else no state.
         Without any heading, the whole answer is the reason.
         """
