@@ -168,6 +168,26 @@ async def test_unreachable_with_nobody_to_decide_aborts(
     assert [c.step for c in rt.calls] == ["干活", "干活·判定#1"]  # no round spent after it
 
 
+@pytest.mark.parametrize(
+    ("max_asks", "answers", "why"),
+    [
+        (0, {}, "max_asks"),
+        (None, {"unreachable": ""}, "skipped"),  # an empty answer declines
+        (1, {"unreachable": CHANGE}, "max_asks"),  # the new goal is the second question
+    ],
+)
+async def test_the_abort_says_why_no_decision_came(
+    rt: FakeRuntime, goal_path: Path, max_asks: int | None, answers: dict[str, str], why: str
+) -> None:
+    # The human may be right there: "nobody answered" would send them looking for a
+    # broken terminal when the run's question budget was spent or they skipped it.
+    rt.replies = {"干活·判定#1": UNREACHABLE}
+    channel = HumanChannel(timeout_s=10, max_asks=max_asks)
+    with Answerer(channel, answers):
+        ctx = await run(rt, guarded(channel, goal_path))
+    assert why in ctx["_aborted"] and "nobody answered" not in ctx["_aborted"]
+
+
 async def test_the_gate_without_a_runtime_aborts_instead_of_passing(goal_path: Path) -> None:
     step = with_goal(Step("干活", SPEC, "p"), None, goal_path=goal_path)
     assert step.gate is not None

@@ -78,10 +78,20 @@ CHANGE = "Change the goal"
 MISJUDGED = "The judge is wrong: keep working"
 NEW_GOAL_QUESTION = "What is the new goal? (One sentence; it is added to the current goal.)"
 NOBODY_ANSWERED = (
-    "the judge found the goal unreachable and nobody answered, so the step stopped"
+    "the judge found the goal unreachable and {why}, so the step stopped"
     " rather than spend more rounds; reason: {reason} (goal: {path})"
 )
-NO_NEW_GOAL = "the goal was to be changed but no new goal came, so the step stopped (goal: {path})"
+NO_NEW_GOAL = (
+    "the goal was to be changed but no new goal came ({why}), so the step stopped (goal: {path})"
+)
+#: Why one of the guard's own questions brought no decision, by the ask's state: the
+#: human may be right there, and "nobody answered" would be the wrong thing to tell them.
+NO_DECISION = {
+    "timeout": "nobody answered",
+    "declined": "the human skipped the question",
+    "over_budget": "no question could be asked: max_asks is used up",
+    "cancelled": "the question was cancelled",
+}
 NO_RUNTIME = "no Runtime in ctx['_runtime'] to judge the goal with: run the step in a Workflow"
 
 
@@ -223,7 +233,7 @@ async def _ask_about_unreachable(
     options = [ACCEPT, CHANGE, MISJUDGED]
     ask = await channel.ask(UNREACHABLE_QUESTION.format(reason=reason), options)
     if ask.state != "answered":
-        raise StepAbort(NOBODY_ANSWERED.format(reason=reason, path=path))
+        raise StepAbort(NOBODY_ANSWERED.format(why=_why(ask.state), reason=reason, path=path))
     answer = (ask.answer or "").strip()
     choice = _choice(answer, options)
     if choice == ACCEPT:
@@ -232,7 +242,7 @@ async def _ask_about_unreachable(
         new = await channel.ask(NEW_GOAL_QUESTION)
         text = (new.answer or "").strip() if new.state == "answered" else ""
         if not text:
-            raise StepAbort(NO_NEW_GOAL.format(path=path))
+            raise StepAbort(NO_NEW_GOAL.format(why=_why(new.state), path=path))
         goal.amend(text).write(path)
         ctx[GOAL_KEY] = goal
         verdict.reason = f"人修改了目标。按新的目标接着做:\n\n{goal.prompt_block()}"
@@ -240,6 +250,10 @@ async def _ask_about_unreachable(
     said = "" if choice == MISJUDGED else f"人的原话:{answer}"
     verdict.reason = f"人认为目标能达成,是裁判判错了,接着做。{said}"
     return False
+
+
+def _why(state: str) -> str:
+    return NO_DECISION.get(state, f"the question ended {state!r}")
 
 
 def _choice(answer: str, options: list[str]) -> str | None:
