@@ -247,13 +247,14 @@ async def test_the_channel_gets_the_event_stream_when_it_has_none(rt: FakeRuntim
     mine, theirs = Channel(), Channel()
     theirs.on_event = print
     events: list[Event] = []
-    await Workflow([Step("a", SPEC, "p")], channel=mine, continuous=False).run(
-        rt, on_event=events.append
-    )
+    seen: list[Any] = []
+    step = Step("a", SPEC, "p", gate=lambda r, c: seen.append(mine.on_event) or True)
+    await Workflow([step], channel=mine, continuous=False).run(rt, on_event=events.append)
     await Workflow([Step("a", SPEC, "p")], channel=theirs, continuous=False).run(
         rt, on_event=events.append
     )
-    assert mine.on_event == events.append and theirs.on_event is print
+    assert seen == [events.append] and theirs.on_event is print
+    assert mine.on_event is None  # lent for the run: a later run's events go to its own
 
 
 async def test_a_step_skipped_on_a_wake_still_lends_its_session(rt: FakeRuntime) -> None:
@@ -266,3 +267,27 @@ async def test_a_step_skipped_on_a_wake_still_lends_its_session(rt: FakeRuntime)
     second = await Workflow(steps).run(rt)  # 方案 is skipped: its session comes from the lineage
     assert second["_sessions"] == first["_sessions"] == {"方案": "s1", "实现": "s1"}
     assert (rt.calls[-1].step, rt.calls[-1].resume, rt.calls[-1].prompt) == ("实现", "s1", "go on")
+
+
+async def test_running_the_same_workflow_again_reports_this_run(rt: FakeRuntime) -> None:
+    from flower import HumanChannel
+
+    channel = HumanChannel(timeout_s=0)
+
+    async def gate(result: StepResult, ctx: dict[str, Any]) -> bool:
+        await channel.ask("还要吗?")
+        if result.text == "hopeless":
+            raise StepAbort("hopeless")
+        return True
+
+    rt.replies = {"做": "hopeless"}
+    wf = Workflow([Step("做", SPEC, "task", gate=gate)], channel=channel, continuous=False)
+    first: list[Event] = []
+    ctx = await wf.run(rt, on_event=first.append)
+    assert ctx["_failed_at"] == "做" and ctx["_aborted"] == "hopeless"
+    rt.replies = {}
+    second: list[Event] = []
+    ctx = await wf.run(rt, on_event=second.append)
+    assert "_failed_at" not in ctx and "_aborted" not in ctx and ctx["做"] == "ok"
+    asks = [e.payload["id"] for e in second if e.kind == "ask"]  # this run's question
+    assert asks and asks[-1] == "q2" and all(e.payload.get("id") != "q2" for e in first)

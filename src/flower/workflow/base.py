@@ -147,9 +147,10 @@ class Workflow:
         steps: The steps (positional: ``Workflow([...])``).
         name: For the reader.
         context: The initial ``ctx``; :meth:`run` fills and returns this same dict.
-        channel: The human channel its agents ask through. :meth:`run` routes the
-            channel's events to ``on_event`` when the channel has no ``on_event`` yet,
-            so a UI watches one stream; a driver finds the channel here to answer.
+        channel: The human channel its agents ask through. While :meth:`run` runs, it
+            routes the channel's events to ``on_event`` when the channel has no
+            ``on_event`` of its own, so a UI watches one stream; a driver finds the
+            channel here to answer.
         workbench: The workbench its documents live in. While the workflow runs, the
             Runtime uses this one (and goes back to its own afterwards): the brief and
             goal must be in the workbench whose index the coordinator is shown.
@@ -191,7 +192,10 @@ class Workflow:
         ctx = self.context
         ctx["_runtime"] = runtime
         ctx["_on_event"] = on_event
-        if self.channel is not None and getattr(self.channel, "on_event", False) is None:
+        for stale in ("_failed_at", "_aborted"):  # an earlier run's outcome is not this one's
+            ctx.pop(stale, None)
+        lent = self.channel is not None and getattr(self.channel, "on_event", False) is None
+        if lent:
             self.channel.on_event = on_event
         sessions: dict[str, str] = ctx.setdefault("_sessions", {})
         results: dict[str, StepResult] = ctx.setdefault("_results", {})
@@ -238,6 +242,8 @@ class Workflow:
         finally:
             if self.workbench is not None:
                 runtime.workbench = own_workbench
+            if lent:  # given back: a later run routes the channel to its own on_event
+                self.channel.on_event = None
         return ctx
 
     def _lineage(self, runtime: Runtime) -> Lineage | None:
