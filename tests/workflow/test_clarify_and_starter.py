@@ -82,6 +82,26 @@ async def test_a_clarify_session_killed_half_way_continues_instead_of_starting_o
     assert (rt.calls[1].prompt, rt.calls[1].resume) == (CLARIFY_RESUME, "s1")
 
 
+async def test_a_remark_on_a_run_that_continues_clarifying_reaches_the_clarifier(
+    rt: FakeRuntime,
+) -> None:
+    # No brief is frozen yet, so there is nothing to amend: the continued clarify session
+    # is the only place the human's words can go, and CLARIFY_RESUME alone drops them.
+    run_dir = rt.run_dir
+    rt.replies = {"确认需求": "还想问一个问题"}  # the first process never finished
+    await starter_flow("写个 md 转 html", workspace=rt.workspace, run_dir=run_dir).run(rt)
+    rt.replies = {"确认需求": BRIEF}
+    again = starter_flow("还要支持代码块高亮", workspace=rt.workspace, run_dir=run_dir)
+    await again.run(rt)
+    clarified = rt.calls[1]
+    assert (clarified.step, clarified.resume) == ("确认需求", "s1")
+    assert CLARIFY_RESUME in clarified.prompt and "还要支持代码块高亮" in clarified.prompt
+    rt.calls.clear()
+    (rt.workspace / ".flower" / "notes" / "需求.md").unlink()  # unfrozen again
+    await starter_flow("", workspace=rt.workspace, run_dir=run_dir).run(rt)
+    assert rt.calls[0].prompt == CLARIFY_RESUME  # nothing said: nothing added
+
+
 def test_the_starter_flow_is_the_documented_assembly(workspace: Path, tmp_path: Path) -> None:
     wf = starter_flow("make X", workspace=workspace, run_dir=tmp_path / "runs")
     assert [s.name for s in wf.steps] == ["确认需求", "设定目标", "干活"]

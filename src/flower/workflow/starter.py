@@ -24,6 +24,7 @@ holds the old goal).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,12 @@ RESUME_SAID = (
     "这句话已经追加进需求文档。接着上次的进度做,把这句话的要求也做到。"
 )
 RESUME_GOAL = "目标和判定清单已经按更新后的需求重新设定,以这一份为准:\n\n{goal}"
+#: The clarify session continued (no brief frozen yet) while the human said something
+#: this time: with no brief to append it to, this is the only place the words can go.
+CLARIFY_SAID = (
+    "{resume}\n\n人这次启动时说:{said}\n"
+    "和之前说的是一回事就照常接着澄清;有新的要求,就一并问清、写进需求。"
+)
 
 
 def workbench_for(workspace: str | Path, *, isolate: bool = False) -> Workbench:
@@ -93,7 +100,8 @@ def starter_flow(
     Args:
         ask: The human's request, one sentence is enough. On a wake-up it is the new
             remark (appended to the brief, the goal set again, the coordinator told);
-            empty on a wake-up changes nothing and costs nothing.
+            empty on a wake-up changes nothing and costs nothing. When an unfinished
+            clarify session continues (no brief frozen yet), the clarifier is told it.
         workspace: The project folder (must exist).
         run_dir: Where the lineage is (relative to the current folder, like the
             Runtime's); used here for ``new``.
@@ -151,6 +159,10 @@ def starter_flow(
     clarify = clarify_step(
         channel, brief_path=brief_path, prompt=said or CLARIFY_RESUME, instructions=instructions
     )
+    if said and not waking:
+        clarify = replace(
+            clarify, resume_prompt=CLARIFY_SAID.format(resume=CLARIFY_RESUME, said=said)
+        )
     steps = [clarify]
     if clarify_only:
         return Workflow(steps, name="starter", channel=channel, workbench=wb)
