@@ -102,6 +102,22 @@ async def test_a_remark_on_a_run_that_continues_clarifying_reaches_the_clarifier
     assert rt.calls[0].prompt == CLARIFY_RESUME  # nothing said: nothing added
 
 
+async def test_the_frozen_briefs_note_tells_the_truth_about_starting_over(
+    rt: FakeRuntime,
+) -> None:
+    rt.replies = {"确认需求": BRIEF}
+    await starter_flow("make X", workspace=rt.workspace, run_dir=rt.run_dir).run(rt)
+    path = rt.workspace / ".flower" / "notes" / "需求.md"
+    note = path.read_text(encoding="utf-8").split("## ", 1)[0]
+    # Deleting the file does not clarify from scratch: the clarify session continues
+    # ("不要从头开始") and gives the same brief back. Starting over is --new.
+    path.unlink()
+    rt.calls.clear()
+    await starter_flow("", workspace=rt.workspace, run_dir=rt.run_dir).run(rt)
+    assert (rt.calls[0].prompt, rt.calls[0].resume) == (CLARIFY_RESUME, "s1")
+    assert "删掉" not in note and "--new" in note
+
+
 def test_the_starter_flow_is_the_documented_assembly(workspace: Path, tmp_path: Path) -> None:
     wf = starter_flow("make X", workspace=workspace, run_dir=tmp_path / "runs")
     assert [s.name for s in wf.steps] == ["确认需求", "设定目标", "干活"]

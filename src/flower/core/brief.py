@@ -56,7 +56,12 @@ _ALIAS_TO_FIELD = {alias.lower(): name for name, aliases in ALIASES.items() for 
 _APPENDIX = "unknowns"
 
 TITLE = "# 需求确认书"
-_NOTE = "> 澄清之后冻结的需求。要改需求,直接改这个文件;想从头再澄清一遍,删掉它重跑。"
+#: Deleting the file does not clarify anew: the clarify session continues where it was
+#: and gives the same brief back. Starting over is ``flower --new`` (archived, not lost).
+_NOTE = (
+    "> 澄清之后冻结的需求。要改需求,直接改这个文件;"
+    "要从头另做一件事,用 flower --new(这份文件会归档,不会丢)。"
+)
 
 
 @dataclass
