@@ -143,6 +143,19 @@ async def test_unreachable_with_a_changed_goal_amends_the_file_and_goes_on(
     assert "只要在 Linux 上能跑" in rt.calls[3].prompt  # and the judge judges by it
 
 
+async def test_a_changed_goal_on_the_last_round_is_kept_for_the_next_run(
+    rt: FakeRuntime, goal_path: Path
+) -> None:
+    rt.replies = {"干活·判定#1": UNREACHABLE}
+    channel = HumanChannel(timeout_s=10)
+    with Answerer(channel, {"unreachable": "2", "new goal": "只要在 Linux 上能跑"}):
+        ctx = await run(rt, guarded(channel, goal_path, rounds=1))
+    assert ctx["_failed_at"] == "干活" and "_aborted" not in ctx  # no round left
+    assert [c.step for c in rt.calls] == ["干活", "干活·判定#1"]
+    amended = Goal.load(goal_path)
+    assert amended is not None and "只要在 Linux 上能跑" in amended.statement
+
+
 async def test_unreachable_the_human_says_the_judge_is_wrong(
     rt: FakeRuntime, goal_path: Path
 ) -> None:
