@@ -1,0 +1,311 @@
+"""Renderer: every event kind of docs/workflow.md becomes lines, through the one path."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.core.events import Event
+from flower.ui.render import Renderer, plural, renderer_for
+from flower.ui.terminal import Terminal
+
+from .ptyio import Pty, rows
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "workflow.md"
+
+#: A plausible value for every payload key the docs name.
+SAMPLE: dict[str, Any] = {
+    "woke": 3, "steps": {"干活": "sid-1"}, "notice": "lineage.json names another workspace",
+    "index": 2, "total": 3, "resumed": True, "unverifiable": ["能在浏览器里点开"],
+    "path": "/ws/.flower/notes/目标.md", "round": 1, "rounds": 3, "state": "not_yet",
+    "reason": "没给验证证据", "failed": ["测试通过"], "session_id": "sid-1", "id": "q1",
+    "question": "换行用 LF 还是 CRLF?", "options": ["LF", "CRLF"], "answer": "LF",
+    "remaining": -1, "asked_at": 0.0, "text": "我先看看目录\n然后写文件", "amended": "/ws/需求.md",
+    "resume": "sid-0", "fork": False, "generation": 1, "subtype": "init", "subagent": False,
+    "name": "Bash", "input": {"command": "ls -la"}, "error": "API Error: 529 overloaded",
+    "used": 180_000, "window": 200_000, "at": 190_000, "phase": "near", "overflow": False,
+    "degraded": False, "sections": 5, "attempt": 2, "max_attempts": 6, "class": "transient",
+    "delay": 0.0, "host": "127.0.0.1", "port": 443, "waited": 30.0, "next_probe_in": 0.0,
+    "max_wait": 3600.0, "said": "先别动测试", "ok": True, "cost_usd": 0.1234, "num_turns": 1,
+    "context": 45_200, "attempts": 1, "duration_s": 12.3, "type": "StreamEvent",
+    "max_retries": 3, "retry_delay_ms": 0, "error_status": 529,
+}  # fmt: skip
+#: Every value an enumerated payload field takes.
+VARIANTS: dict[str, list[dict[str, Any]]] = {
+    "ask": [{"state": s} for s in
+            ("asked", "answered", "timeout", "declined", "over_budget", "invalid", "cancelled")],
+    "verdict": [{"state": s} for s in ("achieved", "not_yet", "unreachable", "")],
+    "mail": [{"state": "queued"}, {"state": "delivered"}, {"state": "queued", "amended": ""}],
+    "handoff": [{"phase": p} for p in ("near", "writing", "done")]
+    + [{"phase": "done", "degraded": True}],
+    "system": [{"subtype": "init"}, {"subtype": "api_retry"}],
+    "result": [{"ok": True}, {"ok": False}],
+    "tool": [{}, {"subagent": True}, {"name": "Agent",
+             "input": {"subagent_type": "coder", "description": "写 hello.txt"}},
+             {"name": "mcp__human__ask"}],
+    "tool_result": [{"error": True}, {"error": False}, {"error": True, "subagent": True}],
+    "text": [{}, {"subagent": True}],
+    "step": [{"resumed": True}, {"resumed": False}],
+}  # fmt: skip
+
+
+def documented_kinds() -> dict[str, list[str]]:
+    """kind -> payload keys, read from the Events table of docs/workflow.md."""
+    table = DOCS.read_text(encoding="utf-8").split("## Events", 1)[1]
+    kinds: dict[str, list[str]] = {}
+    for line in table.splitlines():
+        cols = [c.strip() for c in line.split("|")]
+        if len(cols) >= 5 and (m := re.fullmatch(r"`(\w+)`", cols[1])):
+            kinds[m.group(1)] = re.findall(r"`(\w+)`", cols[3])
+    return kinds
+
+
+def events() -> Iterator[Event]:
+    for kind, keys in documented_kinds().items():
+        base = {k: SAMPLE[k] for k in keys if k in SAMPLE}
+        for extra in VARIANTS.get(kind, [{}]):
+            yield Event(kind, {**base, **extra}, step="干活")
+
+
+def test_the_docs_table_is_read() -> None:
+    kinds = documented_kinds()
+    assert {"wake", "step", "ask", "mail", "retry", "offline", "result", "unknown"} <= set(kinds)
+    missing = {k for keys in kinds.values() for k in keys} - set(SAMPLE)
+    assert not missing - {"init", "api_retry", "near", "writing", "done", "queued", "delivered"}
+
+
+@pytest.mark.parametrize("event", list(events()), ids=lambda e: f"{e.kind}")
+def test_every_kind_renders_through_the_terminal(event: Event) -> None:
+    out = io.StringIO()
+    Renderer(Terminal(out), verbose=True)(event)
+    assert out.getvalue().strip(), f"{event.kind} {event.payload} showed nothing when verbose"
+    quiet = io.StringIO()
+    Renderer(Terminal(quiet))(event)  # the default view may hide it, never raise
+
+
+def test_an_undocumented_kind_is_shown_only_when_verbose() -> None:
+    out = io.StringIO()
+    Renderer(Terminal(out))(Event("brand_new", {"x": 1}))
+    assert out.getvalue() == ""
+    Renderer(Terminal(out), verbose=True)(Event("brand_new", {"x": 1}))
+    assert out.getvalue() == "brand_new: x=1\n"
+
+
+def show(*evs: Event, verbose: bool = False, **attrs: Any) -> str:
+    out = io.StringIO()
+    view = Renderer(Terminal(out), verbose=verbose)
+    for k, v in attrs.items():
+        setattr(view, k, v)
+    for e in evs:
+        view(e)
+    return out.getvalue()
+
+
+def test_step_header_and_skip() -> None:
+    text = show(
+        Event("skip", {"index": 1, "total": 3, "woke": 3}, step="确认需求"),
+        Event("step", {"index": 3, "total": 3, "resumed": True, "woke": 3}, step="干活"),
+        Event("step", {"index": 1, "total": 1, "resumed": False, "woke": 1}, step="once"),
+    )
+    lines = text.splitlines()
+    assert lines[0] == "~ 确认需求 skipped (1/3): already done"
+    assert re.fullmatch(r"== 干活 =+  3/3  <- continuing - wake #3", lines[2])
+    assert re.fullmatch(r"== once =+  1/1", lines[4])
+    assert len(lines[2].split("  ")[0]) == len(lines[4].split("  ")[0]) - 2  # 干活 is 4 cells
+
+
+def test_questions_numbered_and_how_they_settled() -> None:
+    asked = {"id": "q1", "question": "LF or CRLF?", "options": ["LF", "CRLF"], "state": "asked"}
+    text = show(
+        Event("ask", asked),
+        Event("ask", {**asked, "state": "answered", "answer": "CRLF"}),
+        Event("ask", {**asked, "id": "q2", "question": "tabs?", "options": [], "state": "timeout",
+                      "answer": "你自己决定"}),
+        answerable=True,
+    )  # fmt: skip
+    assert text.splitlines() == [
+        "? LF or CRLF?",
+        "    1) LF",
+        "    2) CRLF",
+        "  type 1-2 or your answer; Enter skips",
+        "  -> CRLF",
+        "? tabs?",  # settled at once (--timeout 0): the question is still shown
+        "  -> no answer, the agent decides",
+    ]
+
+
+def test_unanswerable_questions_suggest_timeout_0_once() -> None:
+    q = {"question": "which?", "options": ["a"], "state": "asked"}
+    text = show(Event("ask", {**q, "id": "q1"}), Event("ask", {**q, "id": "q2"}))
+    assert text.count("--timeout 0") == 1
+
+
+def test_mail_receipts() -> None:
+    mail = {"id": "m3", "text": "用 LF", "amended": "/ws/需求.md"}
+    text = show(
+        Event("mail", {**mail, "state": "queued"}), Event("mail", {**mail, "state": "delivered"})
+    )
+    assert text.splitlines() == ["  * noted; appended to the brief", "  * the agent read your note"]
+
+
+def test_tools_dispatches_and_errors() -> None:
+    text = show(
+        Event("tool", {"name": "Bash", "input": {"command": "ls\n-la"}, "subagent": False}),
+        Event("tool", {"name": "Agent", "subagent": False,
+                       "input": {"subagent_type": "coder", "description": "写 hello.txt"}}),
+        Event("tool", {"name": "Read", "input": {"file_path": "/x.py"}, "subagent": True}),
+        Event("tool_result", {"text": "ok", "error": False, "subagent": False}),
+        Event("tool_result", {"text": "\x1b[31mboom\x1b[0m", "error": True, "subagent": True}),
+        Event("tool", {"name": "mcp__human__inbox", "input": {}, "subagent": False}),
+    )  # fmt: skip
+    assert text.splitlines() == [
+        "> Bash(ls -la)",
+        ">> coder: 写 hello.txt",
+        "    > Read(/x.py)",
+        "      x boom",
+    ]
+
+
+def test_text_thinking_and_turns() -> None:
+    text = show(
+        Event("thinking", {"text": "hmm", "subagent": False}),
+        Event("text", {"text": "第一行\n第二行\n", "subagent": False}),
+        Event("text", {"text": "sub says", "subagent": True}),
+        Event("result", {"ok": True, "num_turns": 1, "cost_usd": 0.01, "duration_s": 1.0,
+                         "attempts": 1, "context": 0}, step="a"),
+        Event("result", {"ok": False, "num_turns": 2, "cost_usd": 0.02, "duration_s": 75,
+                         "attempts": 3, "context": 1500, "error": "budget"}, step="b"),
+    )  # fmt: skip
+    assert text.splitlines() == [
+        "第一行",
+        "第二行",
+        "* a done - 1 turn - $0.0100 - 1s",
+        "x b failed - 2 turns - $0.0200 - context 1.5K - 1m 15s - 3 attempts",
+        "  budget",
+    ]
+    assert plural(1, "turn") == "1 turn" and plural(0, "turn") == "0 turns"
+    verbose = show(Event("thinking", {"text": "hmm", "subagent": False}), verbose=True)
+    assert "hmm" in verbose
+
+
+def test_the_clis_own_retries_are_shown() -> None:
+    text = show(
+        Event("system", {"subtype": "init", "session_id": "s"}),
+        Event("system", {"subtype": "api_retry", "attempt": 1, "max_retries": 3,
+                         "retry_delay_ms": 599, "error_status": 529, "error": "overloaded"}),
+        Event("system", {"subtype": "api_retry", "attempt": 2, "max_retries": 3,
+                         "retry_delay_ms": 1200, "error_status": None, "error": "unknown"}),
+    )  # fmt: skip
+    assert text.splitlines() == [
+        "~ API overloaded (529): the CLI retries (1/3) in 0.6s",
+        "~ API unknown: the CLI retries (2/3) in 1.2s",
+    ]
+
+
+def test_banner() -> None:
+    home = Path.home()
+    state = {"waking": True, "checks": 15, "woke": 2, "steps": {"干活": "s"}}
+    text = show()
+    out = io.StringIO()
+    view = Renderer(Terminal(out))
+    view.banner(state, context=80_200, workspace=home / "explore" / "ide")
+    view.banner({**state, "checks": 0}, context=0, workspace=Path("/srv/x"))
+    view.banner({"waking": False, "checks": 0, "woke": 0, "steps": {}}, context=0,
+                workspace=Path("/srv/x"))  # fmt: skip
+    assert text == ""
+    assert out.getvalue().splitlines() == [
+        "<- continuing in ~/explore/ide  brief confirmed - 15 goal checks - work context 80.2K"
+        " - wake #3",
+        "<- continuing in /srv/x  brief confirmed - wake #3",
+        "* new run in /srv/x",
+    ]
+
+
+def test_closing_counts_from_the_start_of_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The original's ``once`` made a renderer per event and closed with $0.00 and 0:00."""
+    out = io.StringIO()
+    view = Renderer(Terminal(out))
+    view(Event("result", {"ok": True, "num_turns": 1, "cost_usd": 0.25}, step="a"))
+    view(Event("result", {"ok": True, "num_turns": 1, "cost_usd": 0.25}, step="b"))
+    assert view.cost == pytest.approx(0.5)
+    real = time.monotonic
+    monkeypatch.setattr(time, "monotonic", lambda: real() + 125)
+    view.closing(ok=True, cost=view.cost, manifest=Path("runs/manifest.json"), failed_at=None,
+                 aborted=None)  # fmt: skip
+    view.closing(ok=False, cost=0.5, manifest=Path("/r/manifest.json"), failed_at="干活",
+                 aborted="the goal is unreachable")  # fmt: skip
+    lines = out.getvalue().splitlines()
+    assert lines[-3] == "* done - total $0.5000 - 2m 05s - manifest: runs/manifest.json"
+    assert lines[-2:] == [
+        "x stopped at 干活: the goal is unreachable",
+        "  total $0.5000 - 2m 05s - manifest: /r/manifest.json",
+    ]
+
+
+def test_the_countdown_ticks_on_a_terminal_and_clears() -> None:
+    pty = Pty(cols=80, rows=10)
+    try:
+        with pty.stream() as stream:
+            term = Terminal(stream, color=False)
+            view = Renderer(term)
+            view(Event("retry", {"attempt": 1, "max_attempts": 6, "error": "529", "class":
+                                 "transient", "delay": 2.4, "resume": True}))  # fmt: skip
+            first = rows(pty.screen())
+            time.sleep(1.3)
+            second = rows(pty.screen())
+            time.sleep(1.6)
+            after = rows(pty.screen())
+            view(Event("offline", {"host": "h", "port": 443, "waited": 0, "next_probe_in": 15,
+                                   "max_wait": 3600}))  # fmt: skip
+            view(Event("offline", {"host": "h", "port": 443, "waited": 15, "next_probe_in": 15,
+                                   "max_wait": 3600}))  # fmt: skip
+            offline = rows(pty.screen())
+            view(Event("prompt", {"text": "继续", "resume": "s", "fork": False}))
+            cleared = rows(pty.screen())
+    finally:
+        pty.close()
+    assert "~ retrying in 2s" in first
+    assert "~ retrying in 1s" in second
+    assert not any(r.startswith("~ retrying in") for r in after)
+    assert sum("! offline: h:443" in r for r in offline) == 1  # one line per outage on a TTY
+    assert any(r.startswith("~ offline: waiting for h:443 for 15s - next probe in 15s")
+               for r in offline)  # fmt: skip
+    assert not any(r.startswith("~ offline") for r in cleared)
+
+
+def test_a_plain_output_gets_every_offline_probe_and_no_countdown() -> None:
+    probe = {"host": "h", "port": 1, "waited": 0, "next_probe_in": 1, "max_wait": 9}
+    text = show(Event("offline", probe), Event("offline", {**probe, "waited": 1}))
+    assert text.count("! offline") == 2 and "~ offline" not in text
+
+
+def test_the_default_view_comes_from_the_hook() -> None:
+    from flower import hookimpl
+    from flower.plugins import get_plugin_manager
+
+    term = Terminal(io.StringIO())
+    assert type(renderer_for(term)) is Renderer
+
+    class Mine:
+        @hookimpl
+        def flower_renderer(self, terminal: Terminal, verbose: bool) -> Any:
+            return ("mine", verbose)
+
+    class Abstains:
+        @hookimpl
+        def flower_renderer(self, terminal: Terminal) -> Any:
+            return None
+
+    pm = get_plugin_manager()
+    for plugin, expected in ((Abstains(), Renderer), (Mine(), tuple)):
+        pm.register(plugin)
+        try:
+            assert type(renderer_for(term, verbose=True)) is expected
+        finally:
+            pm.unregister(plugin)
