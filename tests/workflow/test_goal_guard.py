@@ -143,6 +143,27 @@ async def test_unreachable_with_a_changed_goal_amends_the_file_and_goes_on(
     assert "只要在 Linux 上能跑" in rt.calls[3].prompt  # and the judge judges by it
 
 
+async def test_a_changed_goal_is_also_in_the_brief_so_setting_the_goal_again_keeps_it(
+    rt: FakeRuntime, goal_path: Path
+) -> None:
+    # A wake with a remark sets the goal again from the brief (goal_step, always_set):
+    # a change that lived only in 目标.md would be overwritten by it.
+    from flower.core.brief import Brief
+
+    brief = rt.workspace / "需求.md"
+    Brief(goal="A", accept="B", bounds="C", unknowns="D").write(brief)
+    rt.replies = {"干活·判定#1": UNREACHABLE, "干活·判定#2": ACHIEVED}
+    channel = HumanChannel(timeout_s=10, amend_path=brief)
+    with Answerer(channel, {"unreachable": "2", "new goal": "只要在 Linux 上能跑"}):
+        await run(rt, guarded(channel, goal_path))
+    again = Brief.load(brief)
+    assert again is not None and again.complete() and "只要在 Linux 上能跑" in again.unknowns
+    rt.calls.clear()
+    reset = goal_step(channel, goal_path=goal_path, always_set=True)
+    await Workflow([reset], continuous=False, context={"确认需求": again.prompt_block()}).run(rt)
+    assert "只要在 Linux 上能跑" in rt.calls[0].prompt
+
+
 async def test_a_changed_goal_on_the_last_round_is_kept_for_the_next_run(
     rt: FakeRuntime, goal_path: Path
 ) -> None:

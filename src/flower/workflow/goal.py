@@ -77,6 +77,8 @@ ACCEPT = "Accept this result and go on"
 CHANGE = "Change the goal"
 MISJUDGED = "The judge is wrong: keep working"
 NEW_GOAL_QUESTION = "What is the new goal? (One sentence; it is added to the current goal.)"
+#: The label a changed goal is appended to the brief under.
+GOAL_CHANGE_LABEL = "修改目标"
 NOBODY_ANSWERED = (
     "the judge found the goal unreachable and {why}, so the step stopped"
     " rather than spend more rounds; reason: {reason} (goal: {path})"
@@ -245,6 +247,11 @@ async def _ask_about_unreachable(
             raise StepAbort(NO_NEW_GOAL.format(why=_why(new.state), path=path))
         goal.amend(text).write(path)
         ctx[GOAL_KEY] = goal
+        # In the brief too: a wake with a remark sets the goal again from the brief, and
+        # a change kept only in 目标.md would be overwritten without a trace.
+        amend = getattr(channel, "amend", None)
+        if callable(amend):
+            amend(text, label=GOAL_CHANGE_LABEL)
         verdict.reason = f"人修改了目标。按新的目标接着做:\n\n{goal.prompt_block()}"
         return False
     said = "" if choice == MISJUDGED else f"人的原话:{answer}"
