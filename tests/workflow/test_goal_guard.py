@@ -114,7 +114,7 @@ async def test_with_goal_keeps_the_rest_of_the_step(goal_path: Path) -> None:
     assert wrapped.gate is not None and wrapped.on_reject is not None and step.gate is None
 
 
-@pytest.mark.parametrize("reply", [ACCEPT, "1", ACCEPT.upper()])
+@pytest.mark.parametrize("reply", [ACCEPT, "1", ACCEPT.upper(), "accept", "Accept this"])
 async def test_unreachable_accepted_by_the_human_passes(
     rt: FakeRuntime, goal_path: Path, reply: str
 ) -> None:
@@ -175,6 +175,23 @@ async def test_a_changed_goal_on_the_last_round_is_kept_for_the_next_run(
     assert [c.step for c in rt.calls] == ["干活", "干活·判定#1"]
     amended = Goal.load(goal_path)
     assert amended is not None and "只要在 Linux 上能跑" in amended.statement
+
+
+def test_an_options_first_words_pick_it_but_free_words_do_not() -> None:
+    # "accept" read as free words would mean "the judge is wrong: keep working", the
+    # opposite, and a paid round; "change" would never ask for the new goal.
+    from flower.workflow.goal import _choice
+
+    options = [ACCEPT, CHANGE, MISJUDGED]
+    assert [_choice(a, options) for a in ("accept", "Change", "change the", "3")] == [
+        ACCEPT,
+        CHANGE,
+        CHANGE,
+        MISJUDGED,
+    ]
+    assert [_choice(a, options) for a in ("ac", "change nothing", "装了 Xcode 就行", "")] == [
+        None
+    ] * 4
 
 
 async def test_unreachable_the_human_says_the_judge_is_wrong(

@@ -264,13 +264,19 @@ def _why(state: str) -> str:
 
 
 def _choice(answer: str, options: list[str]) -> str | None:
-    """Which option an answer picks: its text, its number (``2``), or ``None`` (free text)."""
+    """Which option an answer picks: its text, its number (``2``), its first words
+    (``accept``: read as free words it would mean the opposite, "keep working"), or
+    ``None`` (free text)."""
     if answer.isdigit() and 1 <= int(answer) <= len(options):
         return options[int(answer) - 1]
-    folded = answer.casefold()
+    folded = " ".join(answer.casefold().split())
     for option in options:
         if folded == option.casefold() or folded.startswith(option.casefold()):
             return option
+    if len(folded) >= 3:
+        started = [option for option in options if option.casefold().startswith(folded)]
+        if len(started) == 1:
+            return started[0]
     return None
 
 
