@@ -270,8 +270,8 @@ def test_the_countdown_ticks_on_a_terminal_and_clears() -> None:
             cleared = rows(pty.screen())
     finally:
         pty.close()
-    assert "~ retrying in 2s" in first
-    assert "~ retrying in 1s" in second
+    assert "~ retrying in 3s" in first  # 2.4 s left: whole seconds, rounded up
+    assert "~ retrying in 2s" in second
     assert not any(r.startswith("~ retrying in") for r in after)
     assert sum("! offline: h:443" in r for r in offline) == 1  # one line per outage on a TTY
     assert any(r.startswith("~ offline: waiting for h:443 for 15s - next probe in 15s")

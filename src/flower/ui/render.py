@@ -20,6 +20,7 @@ every event.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -369,7 +370,7 @@ class Renderer:
     def _system(self, p: dict[str, Any], step: str | None) -> None:
         if p.get("subtype") == "api_retry":
             self._api_retry(p)
-        elif self.verbose and p.get("subtype") != "init":
+        elif self.verbose:
             self._say(f"system: {p.get('subtype')}", "dim")
 
     def _api_retry(self, p: dict[str, Any]) -> None:
@@ -380,7 +381,7 @@ class Renderer:
         delay = float(p.get("retry_delay_ms") or 0) / 1000
         count = f"{p.get('attempt', '?')}/{p.get('max_retries', '?')}"
         self._say(f"~ API {why}: the CLI retries ({count}) in {delay:.1f}s", "yellow")
-        self._countdown.start(lambda left: f"~ the CLI retries in {left:.0f}s", delay)
+        self._countdown.start(lambda left: f"~ the CLI retries in {math.ceil(left)}s", delay)
 
     def _text(self, p: dict[str, Any], step: str | None) -> None:
         text = str(p.get("text") or "").strip()
@@ -447,7 +448,7 @@ class Renderer:
             f" - retrying in {delay:.1f}s{same}",
             "yellow",
         )
-        self._countdown.start(lambda left: f"~ retrying in {left:.0f}s", delay)
+        self._countdown.start(lambda left: f"~ retrying in {math.ceil(left)}s", delay)
 
     def _offline(self, p: dict[str, Any], step: str | None) -> None:
         where = f"{p.get('host')}:{p.get('port')}"
@@ -464,7 +465,7 @@ class Renderer:
         self._countdown.start(
             lambda left: (
                 f"~ offline: waiting for {where} for"
-                f" {_secs(time.monotonic() - started)} - next probe in {left:.0f}s"
+                f" {_secs(time.monotonic() - started)} - next probe in {math.ceil(left)}s"
             ),
             nxt,
         )
