@@ -104,7 +104,7 @@ def micro(n: int) -> None:
 
     events = stream_of_events(n)
     pty = DrainedPty()
-    null = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    null = open(os.devnull, "w", encoding="utf-8")
     try:
         tty = Terminal(pty.stream, color=True)
         tty.attach(Prompt())
