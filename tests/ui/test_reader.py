@@ -19,9 +19,9 @@ CHILD = str(Path(__file__).with_name("input_child.py"))
 LEFT, RIGHT, HOME, END, DEL = "\x1b[D", "\x1b[C", "\x1b[H", "\x1b[F", "\x1b[3~"
 
 
-def spawn(mode: str, *, after: str = "") -> pexpect.spawn:
+def spawn(mode: str, *, after: str = "", env: dict[str, str] | None = None) -> pexpect.spawn:
     cmd = f"{sys.executable} {CHILD} {mode}" + (f"; {after}" if after else "")
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TERM": "xterm", "LANG": "C.UTF-8"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TERM": "xterm", "LANG": "C.UTF-8", **(env or {})}
     return pexpect.spawn(
         "/bin/sh", ["-c", cmd], env=env, dimensions=(24, 80), encoding="utf-8", timeout=20
     )
@@ -66,6 +66,8 @@ def test_ctrl_c_and_ctrl_d_reach_on_interrupt_not_a_signal(child: pexpect.spawn)
     child.send("half typed")
     child.send("\x03")  # the byte a terminal sends for Ctrl-C
     child.expect_exact("INTERRUPT")
+    child.send("\x03")  # a second Ctrl-C is the caller's to judge: no KeyboardInterrupt
+    child.expect_exact("INTERRUPT")
     child.send("\x04")  # Ctrl-D on an empty line
     child.expect_exact("INTERRUPT")
     child.send("ab" + LEFT + "\x04" + "\r")  # Ctrl-D on a non-empty line deletes forward
@@ -75,8 +77,20 @@ def test_ctrl_c_and_ctrl_d_reach_on_interrupt_not_a_signal(child: pexpect.spawn)
     child.send("quit\r")
     child.expect_exact("STOPPED")
     child.expect(pexpect.EOF)
+    assert "Traceback" not in child.before
     child.close()
     assert child.exitstatus == 0 and child.signalstatus is None
+
+
+def test_a_paste_is_one_line_and_full_width_marks_arrive_intact(child: pexpect.spawn) -> None:
+    assert "\x1b[?2004h" in child.before  # bracketed paste asked for while reading
+    child.send("\x1b[200~first line\r\nsecond\tline\x1b[201~" + " ok\r")
+    child.expect_exact("GOT 'first line  second line ok'")
+    child.send("？为什么用 LF\r")  # a full-width question mark (REFERENCE C.2)
+    child.expect_exact("GOT '？为什么用 LF'")
+    child.send("quit\r")
+    child.expect_exact("\x1b[?2004l")  # and turned off again
+    child.expect_exact("STOPPED")
 
 
 def test_the_typed_line_survives_output(child: pexpect.spawn) -> None:
@@ -153,6 +167,13 @@ def test_ask_line_reads_a_pipe(tmp_path: Path) -> None:
         [sys.executable, CHILD, "ask"], input="", capture_output=True, text=True, timeout=30
     )
     assert done.stdout == "ANSWER None\n"
+
+
+def test_a_dumb_terminal_is_treated_as_a_pipe() -> None:
+    proc = spawn("edit", env={"TERM": "dumb"})
+    proc.expect("READY active=False")
+    proc.close(force=True)
+    assert "\x1b" not in proc.before
 
 
 def test_off_a_terminal_the_input_line_stays_inert(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 While a run works the human can always type: an answer to the pending question, a
 remark for the agent, a side question. :class:`InputLine` reads the terminal byte by
 byte in a thread, edits a line (UTF-8, CJK-width aware, Left/Right/Home/End, Backspace,
-Ctrl-U, Ctrl-W) and keeps it drawn at the bottom through
+Ctrl-U, Ctrl-W; a bracketed paste of several lines is one line) and keeps it drawn at
+the bottom through
 :class:`flower.ui.terminal.Terminal`, which redraws it after every printed line.
 
 The terminal is put in a raw-ish mode: no line discipline (ICANON), no echo (flower
@@ -64,7 +65,11 @@ _CSI_KEYS = {
     "4~": "end",
     "8~": "end",
     "3~": "delete",
+    "200~": "paste_start",  # bracketed paste (enabled while the line is read)
+    "201~": "paste_end",
 }
+#: Ask the terminal to mark pasted text, and stop asking.
+PASTE_ON, PASTE_OFF = "\x1b[?2004h", "\x1b[?2004l"
 
 
 class _Keys:
@@ -79,19 +84,27 @@ class _Keys:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._esc = ""  # an escape sequence in progress
         self._cr = False  # the last key was \r: a \n right after it is the same Enter
+        self._paste = False  # inside a bracketed paste: newlines are text, not Enter
 
     def feed(self, data: bytes) -> Iterator[tuple[str, str]]:
         text: list[str] = []
         for ch in self._utf8.decode(data):
             if self._esc:
                 done = self._escape(ch)
-                if done is not None:
-                    if done:
-                        yield from self._flush(text)
-                        yield done, ""
+                if done in ("paste_start", "paste_end"):
+                    self._paste = done == "paste_start"
+                elif done:
+                    yield from self._flush(text)
+                    yield done, ""
                 continue
             if ch == "\x1b":
                 self._esc = ch
+                continue
+            if self._paste:  # one pasted paragraph is one line: never a run of Enters
+                if ch in "\r\n\t":
+                    text.append(" ")
+                elif ch >= " " and not ("\x7f" <= ch <= "\x9f"):
+                    text.append(ch)
                 continue
             cr, self._cr = self._cr, ch == "\r"
             if ch == "\n" and cr:
@@ -207,10 +220,11 @@ class _Editor:
 class _RawMode:
     """The terminal's mode saved and changed once, restored exactly once."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, terminal: Terminal) -> None:
         import termios
 
         self.fd = fd
+        self.terminal = terminal
         self.saved: list[Any] | None = termios.tcgetattr(fd)
         mode = termios.tcgetattr(fd)
         mode[0] &= ~(termios.ICRNL | termios.INLCR | termios.IGNCR | termios.IXON)
@@ -219,6 +233,8 @@ class _RawMode:
         mode[6][termios.VTIME] = 0
         termios.tcsetattr(fd, termios.TCSANOW, mode)
         atexit.register(self.restore)
+        with terminal._exclusive():
+            terminal._write(PASTE_ON)
 
     def restore(self) -> None:
         import termios
@@ -227,6 +243,8 @@ class _RawMode:
         if saved is None:
             return
         atexit.unregister(self.restore)
+        with self.terminal._exclusive():
+            self.terminal._write(PASTE_OFF)
         with contextlib.suppress(termios.error, OSError):
             termios.tcsetattr(self.fd, termios.TCSADRAIN, saved)
 
@@ -315,7 +333,7 @@ class InputLine:
         if fd is None:
             return
         self._fd = fd
-        self._raw = _RawMode(fd)
+        self._raw = _RawMode(fd, self.terminal)
         try:
             self._wake = os.pipe()
             self.terminal.attach(self)
@@ -421,7 +439,7 @@ def ask_line(terminal: Terminal, prompt: str = "> ") -> str | None:
         on_interrupt=lambda: answer.append(None),
         prompt=prompt,
     )
-    editor._raw = _RawMode(fd)
+    editor._raw = _RawMode(fd, terminal)
     try:
         terminal.attach(editor)
         while not answer:

@@ -14,8 +14,8 @@ of these must hold for every line or it holds for none:
   status line above it are erased before a line is printed and redrawn after it, in
   the same single write, so typed text survives any amount of output.
 
-Not a terminal (a pipe, a file, CI): plain lines, width 100, no colour, no status line,
-no prompt.
+Not a terminal (a pipe, a file, CI, ``TERM=dumb``): plain lines, width 100, no colour,
+no status line, no prompt.
 """
 
 from __future__ import annotations
@@ -107,13 +107,11 @@ class Terminal:
         lock_path: Path | None = None,
     ) -> None:
         self.stream: IO[str] = stream if stream is not None else sys.stdout
-        self.is_tty = _isatty(self.stream)
+        #: A terminal that can move its cursor: ``TERM=dumb`` (an editor's shell buffer)
+        #: gets what a pipe gets.
+        self.is_tty = _isatty(self.stream) and os.environ.get("TERM", "") != "dumb"
         if color is None:
-            color = (
-                self.is_tty
-                and not os.environ.get("NO_COLOR")
-                and os.environ.get("TERM", "") != "dumb"
-            )
+            color = self.is_tty and not os.environ.get("NO_COLOR")
         self.color = bool(color)
         self._lock_path = lock_path if lock_path is not None else default_lock_path(self.stream)
         self._lock_fd: int | None = None
