@@ -7,6 +7,7 @@ python input_child.py raise  # InputLine started, then an uncaught exception
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 import time
@@ -27,8 +28,11 @@ def edit() -> None:
         if text == "quit":
             done.set()
 
+    # a child in our process group, as the bundled CLI is: Ctrl-C must not reach it
+    sleeper = subprocess.Popen(["sleep", "60"])
+
     def interrupted() -> None:
-        term.line("INTERRUPT")
+        term.line(f"INTERRUPT child={'alive' if sleeper.poll() is None else 'dead'}")
 
     def noise() -> None:
         n = 0
@@ -44,6 +48,7 @@ def edit() -> None:
         term.line(f"READY active={reader.active}")
         done.wait(60)
         reader.prompt = "bye > "
+    sleeper.kill()
     term.line("STOPPED")
 
 

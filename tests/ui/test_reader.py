@@ -65,9 +65,9 @@ def test_keys_edit_the_line(child: pexpect.spawn) -> None:
 def test_ctrl_c_and_ctrl_d_reach_on_interrupt_not_a_signal(child: pexpect.spawn) -> None:
     child.send("half typed")
     child.send("\x03")  # the byte a terminal sends for Ctrl-C
-    child.expect_exact("INTERRUPT")
+    child.expect_exact("INTERRUPT child=alive")  # no SIGINT to the process group
     child.send("\x03")  # a second Ctrl-C is the caller's to judge: no KeyboardInterrupt
-    child.expect_exact("INTERRUPT")
+    child.expect_exact("INTERRUPT child=alive")
     child.send("\x04")  # Ctrl-D on an empty line
     child.expect_exact("INTERRUPT")
     child.send("ab" + LEFT + "\x04" + "\r")  # Ctrl-D on a non-empty line deletes forward

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -208,9 +209,10 @@ def test_two_processes_on_one_pipe_never_tear_a_line(tmp_path: Path) -> None:
     chunks: list[bytes] = []
     import threading
 
-    def drain() -> None:
-        while data := os.read(read, 65536):
+    def drain() -> None:  # a slow reader: the pipe stays full and writers block mid-write
+        while data := os.read(read, 4096):
             chunks.append(data)
+            time.sleep(0.0005)
 
     reader = threading.Thread(target=drain)
     reader.start()
