@@ -80,6 +80,16 @@ def test_a_label_of_the_open_section_is_body_but_a_section_heading_repeats() -> 
     assert parse_sections(f"## 未知\n{PLACEHOLDER}\n未知: B", ALIASES) == {"u": "B"}
 
 
+def test_a_long_run_of_labels_reads_in_linear_time() -> None:
+    import time
+
+    text = "## 未知与假设\nA\n" + "- 未知: B\n" * 5000
+    started = time.monotonic()
+    found = parse_sections(text, ALIASES)
+    assert time.monotonic() - started < 2  # rescanning the section per label: ~10 s
+    assert found["u"].count("B") == 5000
+
+
 def test_placeholder_counts_as_missing_but_not_inside_other_text() -> None:
     assert parse_sections(f"## 目标\n{PLACEHOLDER}\n## 边界\n{PLACEHOLDER} 以及 X", ALIASES) == {
         "bounds": f"{PLACEHOLDER} 以及 X"

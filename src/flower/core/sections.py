@@ -141,18 +141,23 @@ def _heading(line: str, start: int, outline: _Outline) -> tuple[str, int] | None
     return None
 
 
-def _labels(line: str, buffer: list[str]) -> bool:
-    """Whether a heading of the section being read is a label inside it, kept as body.
+def _labels(line: str) -> bool:
+    """Whether a heading of the section being read, in a section that already has text,
+    is a label inside it, kept as body.
 
     Told to write its assumptions under 未知与假设, a model writes ``- 假设:用 LF`` or
     ``### 假设`` there: dropping that as a repeat of the section (the first one wins) would
-    lose the premise. Only once the section has text (before that the line is its heading)
-    and not as a ``#``/``##`` heading, which starts the section over: a real repeat.
+    lose the premise. Not a ``#``/``##`` heading, which starts the section over: a real
+    repeat.
     """
-    if all(item == PLACEHOLDER for item in bullets("\n".join(buffer))):
-        return False  # (a lone list marker has no text: a list rewritten drops it)
     hashed = _HASH.match(line, _space(line, 0))
     return hashed is None or hashed.group().count("#") >= 3
+
+
+def _has_text(line: str) -> bool:
+    """Whether a body line gives its section text: an item that is not the placeholder
+    (a lone list marker has none: a list written back drops it)."""
+    return any(item != PLACEHOLDER for item in bullets(line))
 
 
 def _closes(line: str, fence: str) -> bool:
@@ -193,6 +198,7 @@ def scan(text: str, aliases: Mapping[str, str], *, appendix: str | None = None) 
     headed = False
     current: str | None = None
     buffer: list[str] = []
+    filled = False  # whether the section being read has text yet (see _labels)
     wrappers: list[str] = []  # open ```markdown fences, innermost last
     code: str | None = None  # the open code fence
     amendment: str | None = None
@@ -224,13 +230,15 @@ def scan(text: str, aliases: Mapping[str, str], *, appendix: str | None = None) 
             if not pos:
                 plain.append(raw)
             hit = _heading(raw, pos, outline)
-            if hit is not None and not pos and hit[0] == current and _labels(raw, buffer):
+            if hit is not None and not pos and hit[0] == current and filled and _labels(raw):
                 hit = None
             if hit is None:
-                buffer.append(raw[pos:].strip() if pos else raw)
+                body = raw[pos:].strip() if pos else raw
+                buffer.append(body)
+                filled = filled or _has_text(body)
                 break
             close()
-            headed, current, buffer = True, hit[0], []
+            headed, current, buffer, filled = True, hit[0], [], False
             pos = hit[1]
             if pos == len(raw):
                 break
