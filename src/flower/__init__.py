@@ -105,7 +105,9 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """The public API only: completion and ``dir(flower)`` should not offer this module's
+    own helpers (``import_module``, ``TYPE_CHECKING``, ``_EXPORTS``...)."""
+    return sorted(__all__)
 
 
 if TYPE_CHECKING:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from flower.commands import EXIT_FAILED, EXIT_OK, EXIT_QUIT, EXIT_USAGE
+from flower.commands.startup import plural, session_elsewhere, startup_problem
 from flower.core.text import one_line
 
 if TYPE_CHECKING:
@@ -125,15 +126,22 @@ async def _once(
     try:
         rt = Runtime(workspace=workspace, run_dir=run_dir)
     except (RuntimeError, ValueError, OSError) as exc:  # no credentials, no folder, bad store
-        err.print(f"flower once: {exc}", markup=False)
+        err.print(f"flower once: {startup_problem(exc, run_dir)}", markup=False)
         return EXIT_USAGE
     try:
         if resume and not rt.has_session(resume):
-            err.print(
-                f"flower once: no session {resume} in {rt.run_dir}; use the id an earlier"
-                " `flower once` printed, with the same --workspace and --run-dir",
-                markup=False,
-            )
+            elsewhere = session_elsewhere(rt, resume)
+            if elsewhere:
+                said = (
+                    f"flower once: session {resume} belongs to the workspace {elsewhere}, not"
+                    f" {rt.workspace}; resume it with -w {elsewhere}"
+                )
+            else:
+                said = (
+                    f"flower once: no session {resume} in {rt.run_dir}; use the id an earlier"
+                    " `flower once` printed, with the same --workspace and --run-dir"
+                )
+            err.print(said, markup=False)
             return EXIT_USAGE
         spec = AgentSpec(name="once", instructions=instructions, allowed_tools=tools, **options)
         view = _View(out, rt)
@@ -251,7 +259,7 @@ class _View:
     def summary(self, r: StepResult) -> None:
         self._clear_status()
         facts = (
-            f"{r.num_turns} turns · ${r.cost_usd:.4f} · context {_k(r.context)}"
+            f"{plural(r.num_turns, 'turn')} · ${r.cost_usd:.4f} · context {_k(r.context)}"
             f" · {r.duration_s:.1f}s"
         )
         if r.attempts > 1:

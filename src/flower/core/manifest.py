@@ -58,8 +58,10 @@ class Manifest:
     def write(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Make this process's rows on disk exactly ``rows``; keep every other process's.
 
-        A manifest that is not valid JSON is moved aside to ``manifest.json.corrupt-<time>``
-        rather than overwritten, so nothing anyone wrote is lost.
+        A manifest that is not valid JSON, or valid JSON but not a list of rows (an
+        object, a number, a list holding anything but objects), is moved aside to
+        ``manifest.json.corrupt-<time>`` rather than overwritten, so nothing anyone wrote
+        is lost.
         """
         mine = [{**row, "run": self.run} for row in rows]
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -68,7 +70,8 @@ class Manifest:
             if corrupt:
                 aside = move_aside(self.path, "corrupt")
                 print(
-                    f"flower: {self.path} was not valid JSON; kept it as {aside.name}",
+                    f"flower: {self.path} was not valid JSON or not a list of rows;"
+                    f" kept it as {aside.name}",
                     file=sys.stderr,
                 )
             others = [row for row in current if row.get("run") != self.run]
@@ -84,9 +87,9 @@ class Manifest:
             data = json.loads(raw.decode("utf-8")) if raw.strip() else []
         except ValueError:
             return [], True
-        if not isinstance(data, list):
-            return [], True
-        return [row for row in data if isinstance(row, dict)], False
+        if not isinstance(data, list) or not all(isinstance(row, dict) for row in data):
+            return [], True  # valid JSON, but not rows: as unusable as a torn file
+        return data, False
 
 
 def _started(row: Mapping[str, Any]) -> float:

@@ -178,6 +178,19 @@ class SqliteSessionStore(SessionStore):
         rows = await self._in_thread(self._read, query)
         return int(rows[0][0]) if rows and rows[0][0] is not None else None
 
+    async def projects_of(self, session_id: str) -> list[str]:
+        """The project keys under which a main transcript ``session_id`` is stored.
+
+        A session id is unique, but resuming looks it up under one project key (the
+        workspace's path): this says where it is when the workspace given is another.
+        """
+        query = (
+            sa.select(meta_t.c.project_key)
+            .where(meta_t.c.session_id == session_id, meta_t.c.subpath == "")
+            .order_by(meta_t.c.project_key)
+        )
+        return [key for (key,) in await self._in_thread(self._read, query)]
+
     # --- the work, in a worker thread -----------------------------------------------
 
     async def _in_thread(self, work: Callable[..., T], *args: Any) -> T:

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import signal
+import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -19,6 +22,12 @@ from flower.core.workbench import atomic_write
 
 from .script import ScriptError, load_script
 from .server import ScriptedModel
+
+
+def _usage(message: str) -> NoReturn:
+    """A bad script or port is the user's input: one line and exit 2, like click's own."""
+    click.echo(f"flower scripted-model serve: {message}", err=True)
+    sys.exit(2)
 
 
 @click.group(name="scripted-model")
@@ -56,20 +65,27 @@ def serve(script: Path, port: int, home: Path | None, record: Path | None, quiet
     try:
         model = ScriptedModel(load_script(script), port=port)
     except ScriptError as exc:
-        raise click.ClickException(str(exc)) from None
+        _usage(str(exc))
+    except OSError as exc:  # a folder, an unreadable file
+        _usage(f"cannot read {script}: {exc.strerror or exc}")
+    except (ValueError, TypeError) as exc:  # not UTF-8, or JSON of the wrong shape
+        _usage(f"{script} is not a script: {exc}")
     try:
         url = model.start()
     except OSError as exc:
-        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
-    home = home or Path(tempfile.mkdtemp(prefix="flower-scripted-"))
-    click.echo(f"scripted model on {url}  (Ctrl-C to stop)", err=True)
-    for name, value in model.env(home=home).items():
-        if value:
-            click.echo(f"export {name}={shlex.quote(value)}")
+        _usage(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}")
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, lambda *_: stop.set())  # each one stops it the same clean way
+    made_home = home is None
+    home = home or Path(tempfile.mkdtemp(prefix="flower-scripted-"))
     seen = 0
     try:
+        click.echo(f"scripted model on {url}  (Ctrl-C to stop)", err=True)
+        for name, value in model.env(home=home).items():
+            if value:
+                click.echo(f"export {name}={shlex.quote(value)}")
+        sys.stdout.flush()
         while not stop.wait(0.2):
             while not quiet and seen < len(model.requests):
                 r = model.requests[seen]
@@ -80,10 +96,10 @@ def serve(script: Path, port: int, home: Path | None, record: Path | None, quiet
                     f" attempt {r.attempt:<2} {r.outcome}",
                     err=True,
                 )
-    except KeyboardInterrupt:
-        pass
     finally:
         model.stop()
+        if made_home:  # ours, and it holds the CLI's config and transcripts: leave no trace
+            shutil.rmtree(home, ignore_errors=True)
         if record is not None:
             fields = ("conversation", "turn", "attempt", "outcome", "headers", "body")
             lines = (json.dumps({f: getattr(r, f) for f in fields}) + "\n" for r in model.requests)

@@ -339,6 +339,15 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 64
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up mid-request or mid-reply (the CLI cancelling a turn, a
+        test dropping its socket) is normal traffic here, not a traceback on stderr."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            return
+        super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     model: ScriptedModel

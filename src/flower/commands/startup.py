@@ -1,0 +1,73 @@
+"""What a command says when a Runtime cannot start, or a session id is not where it looks.
+
+Shared by ``flower once`` and ``flower "..."``: both build a Runtime from user input
+(``-w``, ``-r``, ``FLOWER_STORE_URL``), and both owe the user one line that names the
+thing that failed rather than a bare ``[Errno 20] Not a directory: '...'``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from flower.core.runtime import Runtime
+
+__all__ = ["plural", "session_elsewhere", "startup_problem"]
+
+
+def plural(n: int, word: str) -> str:
+    """``1 turn``, ``2 turns``, ``0 turns``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def startup_problem(exc: BaseException, run_dir: Path) -> str:
+    """One line for an exception raised while a Runtime was being built.
+
+    An ``OSError`` on a path is said in terms of what that path is for: the run folder
+    (which holds the session store and the manifest) or the session store itself.
+    """
+    if not isinstance(exc, OSError) or not exc.filename:
+        return str(exc)
+    where = Path(exc.filename).absolute()
+    run_dir = run_dir.expanduser().absolute()
+    why = (exc.strerror or str(exc)).lower()
+    if where == run_dir or run_dir.is_relative_to(where) or where.is_relative_to(run_dir):
+        return (
+            f"cannot create the run folder {run_dir}, which holds the session store"
+            f" (sessions.db) and manifest.json: {why}; pass another -r/--run-dir"
+        )
+    return f"cannot create the session store at {where}: {why}; check FLOWER_STORE_URL"
+
+
+def session_elsewhere(rt: Runtime, session_id: str) -> str | None:
+    """The workspace under which ``session_id`` is stored, when it is not ``rt``'s.
+
+    Resuming looks a session up under the workspace's project key, so the right id
+    with the wrong ``-w`` reads as "no such session". The transcript's own ``cwd``
+    names the workspace; the project key is the fallback.
+    """
+    from functools import partial
+
+    from claude_agent_sdk.types import SessionKey
+
+    from flower.core.assembly import run_sync
+
+    finder = getattr(rt.store, "projects_of", None)
+    if finder is None:
+        return None
+    try:
+        keys: list[str] = run_sync(lambda: finder(session_id))
+        for key in keys:
+            if key == rt.project_key:
+                continue
+            where = SessionKey(project_key=key, session_id=session_id)
+            entries: list[Any] = run_sync(partial(rt.store.load, where)) or []
+            for entry in entries:
+                cwd = entry.get("cwd") if isinstance(entry, dict) else None
+                if isinstance(cwd, str) and cwd:
+                    return cwd
+            return f"the project {key}"
+    except Exception:  # a hint on the way to an error: never the cause of another one
+        return None
+    return None
