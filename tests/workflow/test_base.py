@@ -291,3 +291,16 @@ async def test_running_the_same_workflow_again_reports_this_run(rt: FakeRuntime)
     assert "_failed_at" not in ctx and "_aborted" not in ctx and ctx["做"] == "ok"
     asks = [e.payload["id"] for e in second if e.kind == "ask"]  # this run's question
     assert asks and asks[-1] == "q2" and all(e.payload.get("id") != "q2" for e in first)
+
+
+async def test_a_renamed_step_starting_fresh_is_said_not_silent(rt: FakeRuntime) -> None:
+    await Workflow([Step("取词", SPEC, "read"), Step("答", SPEC, "say")]).run(rt)
+    events: list[Event] = []
+    renamed = Workflow([Step("取字", SPEC, "read"), Step("答", SPEC, "say")])
+    await renamed.run(rt, on_event=events.append)
+    assert rt.calls[2].resume is None  # no way to know 取字 was 取词: a new session
+    notice = events[0].payload["notice"]
+    assert events[0].kind == "wake" and "'取词'" in notice
+    events.clear()  # every step of this workflow has its session now: nothing to say
+    await renamed.run(rt, on_event=events.append)
+    assert events[0].payload["notice"] == ""

@@ -206,7 +206,8 @@ class Workflow:
             for step_name, sid in lineage.steps.items():
                 sessions.setdefault(step_name, sid)
             ctx["_woke"] = lineage.bump()
-            wake = {"woke": ctx["_woke"], "steps": dict(lineage.steps), "notice": lineage.notice}
+            notice = "; ".join(filter(None, [lineage.notice, self._unmatched(lineage)]))
+            wake = {"woke": ctx["_woke"], "steps": dict(lineage.steps), "notice": notice}
             emit(Event("wake", wake), on_event)
         else:
             ctx["_woke"] = 1
@@ -245,6 +246,18 @@ class Workflow:
             if lent:  # given back: a later run routes the channel to its own on_event
                 self.channel.on_event = None
         return ctx
+
+    def _unmatched(self, lineage: Lineage) -> str:
+        """Why a step of ours finds no session while the lineage has one for a name we
+        lack (a renamed step starts fresh: said, not silent); "" when nothing fits that."""
+        names = {step.name for step in self.steps}
+        unused = [name for name in lineage.steps if name not in names]
+        if not unused or all(name in lineage.steps for name in names):
+            return ""
+        return (
+            f"the lineage has sessions for {', '.join(repr(n) for n in unused)}, which"
+            " this workflow has no step of; a renamed step starts fresh"
+        )
 
     def _lineage(self, runtime: Runtime) -> Lineage | None:
         """The run's lineage when continuous and the Runtime has somewhere to keep it."""
