@@ -1,9 +1,10 @@
 """Every hook flower offers to plugins.
 
 flower is a small kernel plus plugins. The kernel calls these hooks; the default
-plugins in :mod:`flower_plugins` implement all of them with ``trylast=True`` so an
-installed plugin's implementation runs first (and, for ``firstresult`` hooks, wins by
-returning anything but ``None``).
+plugins in :mod:`flower_plugins` (``flower.plugins.DEFAULT_PLUGINS``) implement every
+hook but ``flower_event`` with ``trylast=True``, so an installed plugin's implementation
+runs first (and, for ``firstresult`` hooks, wins by returning anything but ``None``).
+Each hook's "Default:" line names the module that implements it.
 
 Write a plugin as a module or class with functions named after these hooks, decorated
 with :data:`flower.hookimpl`, and register it through the ``flower`` entry-point group::
@@ -65,6 +66,9 @@ def flower_session_store(settings: StoreSettings) -> SessionStore | None:
 
     Stops at the first non-``None`` result (``firstresult``).
 
+    Default: ``flower_plugins.store`` (the pruning SQLite store; it refuses a
+    Postgres URL unless the bundled ``flower_plugins.postgres`` entry point is loaded).
+
     Example::
 
         @hookimpl
@@ -93,6 +97,8 @@ def flower_classify_error(text: str) -> ErrorClass | None:
     :return: ``"transient"``, ``"fatal"``, ``"unknown"``, or ``None`` for no opinion.
 
     Stops at the first non-``None`` result (``firstresult``).
+
+    Default: ``flower_plugins.resilience`` (fatal patterns, then transient ones).
 
     Example::
 
@@ -126,6 +132,8 @@ def flower_handoff_writer(request: HandoffRequest) -> Awaitable[Handoff] | None:
         ``None`` to let the next implementation decide.
 
     Stops at the first non-``None`` result (``firstresult``).
+
+    Default: ``flower_plugins.handoff`` (one more round of the full session).
 
     Example::
 
@@ -166,6 +174,8 @@ def flower_guards(
     :return: ``{"PreToolUse": [HookMatcher, ...], ...}``, or ``None`` for nothing.
 
     All results are collected.
+
+    Default: ``flower_plugins.guards`` (the seed's guards for the spec).
 
     Example::
 
@@ -213,6 +223,8 @@ def flower_human_channel(
 
     Stops at the first non-``None`` result (``firstresult``).
 
+    Default: ``flower_plugins.human`` (:class:`flower.core.human.HumanChannel`).
+
     Example::
 
         @hookimpl
@@ -236,6 +248,8 @@ def flower_roles() -> Iterable[RoleFactory]:
     :return: :class:`flower.plugin_types.RoleFactory` objects.
 
     All results are collected.
+
+    Default: ``flower_plugins.roles`` (the five documented roles).
 
     Example::
 
@@ -261,6 +275,8 @@ def flower_event(event: Event) -> None:
     :param event: The event.
 
     All implementations are called; return values are ignored.
+
+    Default: none. Nothing observes events unless a plugin does.
 
     Example::
 
@@ -293,6 +309,8 @@ def flower_renderer(terminal: Terminal, verbose: bool) -> View | None:
 
     Stops at the first non-``None`` result (``firstresult``).
 
+    Default: ``flower_plugins.render`` (:class:`flower.ui.render.Renderer`).
+
     Example::
 
         @hookimpl
@@ -319,6 +337,9 @@ def flower_cli_commands() -> Iterable[click.Command]:
         clashes with a built-in command is ignored with a warning.
 
     All results are collected.
+
+    Default: ``flower_plugins.store`` (``flower db``) and
+    ``flower_plugins.scripted_model`` (``flower scripted-model``).
 
     Example::
 

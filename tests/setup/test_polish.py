@@ -187,3 +187,27 @@ def test_serve_keeps_a_home_it_was_given(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=30)
     assert proc.returncode == 0 and home.is_dir()
+
+
+# --- hookspecs say which hooks have defaults ---------------------------------------------------
+
+
+def test_every_hookspec_names_its_default_implementation() -> None:
+    import importlib
+    import inspect
+    import re
+
+    from flower import hookspecs
+    from flower.plugins import DEFAULT_PLUGINS
+
+    hooks = [
+        n for n, f in inspect.getmembers(hookspecs, inspect.isfunction) if n.startswith("flower_")
+    ]
+    assert len(hooks) >= 9
+    for hook in hooks:
+        doc = inspect.getdoc(getattr(hookspecs, hook)) or ""
+        (line,) = [ln for ln in doc.split("\n\n") if ln.startswith("Default:")]
+        named = set(re.findall(r"``(flower_plugins\.\w+)``", line)) & set(DEFAULT_PLUGINS)
+        actual = {m for m in DEFAULT_PLUGINS if hasattr(importlib.import_module(m), hook)}
+        assert named == actual, f"{hook}: docs say {named or 'none'}, code has {actual or 'none'}"
+        assert bool(actual) != line.startswith("Default: none"), hook
