@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -98,6 +99,13 @@ def _home(path: Path | str) -> str:
     return text
 
 
+def _stdin_is_tty() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def _gist(data: Any, limit: int = 100) -> str:
     if isinstance(data, dict):
         for key in GIST_KEYS:
@@ -159,13 +167,12 @@ class Renderer:
     def __init__(self, terminal: Terminal, *, verbose: bool = False) -> None:
         self.terminal = terminal
         self.verbose = verbose
-        #: Whether someone can answer a question here (the default: the output is a
-        #: terminal). When false the first question suggests ``--timeout 0``, once.
-        self.answerable = terminal.is_tty
+        #: Whether someone can type an answer here (default: stdin and the output are
+        #: terminals); only then does a question say how to answer it.
+        self.answerable = terminal.is_tty and _stdin_is_tty()
         self.context = 0
         self.cost = 0.0
         self.started = time.monotonic()
-        self._hinted = False
         self._shown: set[str] = set()  # questions on screen, not yet settled
         self._offline_streak = False
         self._countdown = _Countdown(terminal)
@@ -312,17 +319,9 @@ class Renderer:
             self._shown.add(qid)
             self._question(p)
             options = p.get("options") or []
-            if self.answerable:
+            if self.answerable:  # what to do when nobody can is the driver's to say
                 pick = f"1-{len(options)} or " if options else ""
                 self._say(f"type {pick}your answer; Enter skips", "dim", indent=2)
-            elif not self._hinted:
-                self._hinted = True
-                self._say(
-                    "(nobody can answer here: the question waits for its timeout;"
-                    " run with --timeout 0 to let the agent decide at once)",
-                    "dim",
-                    indent=2,
-                )
             return
         if qid not in self._shown and state != "invalid":  # settled at once: never shown
             self._question(p)
