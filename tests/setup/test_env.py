@@ -225,3 +225,13 @@ def test_check_credentials_raises_the_path_aware_message(tmp_path: Path) -> None
     with pytest.raises(RuntimeError) as info:
         check_credentials(env)
     assert "claude auth login" not in str(info.value) and "flower setup" in str(info.value)
+
+
+def test_endpoint_lines_load_the_workspace_first(bare: Path) -> None:
+    """What `flower -v` prints before the Runtime exists already reflects the .env files."""
+    from flower.core.credentials import endpoint_lines
+
+    (bare / "ws").mkdir()
+    (bare / "ws" / ".env").write_text("ANTHROPIC_AUTH_TOKEN=gw-0123456789abcdefghij\n")
+    lines = endpoint_lines(bare / "ws")
+    assert lines[-1] == f"credential: ANTHROPIC_AUTH_TOKEN=gw-...ghij (from {bare}/ws/.env)"

@@ -85,7 +85,8 @@ def test_enter_keeps_and_dash_clears(bare: Path) -> None:
     outcome = setup_flow(io, probe=False)
     assert parse_env_file(path) == {"ANTHROPIC_AUTH_TOKEN": GW_TOKEN}
     assert outcome.saved == [] and "now: ANTHROPIC_AUTH_TOKEN=gw-...5432" in io.transcript
-    assert "Enter keeps http://h:1" in io.prompts[1]
+    assert "Gateway URL (Enter keeps http://h:1; - clears it):" in io.said
+    assert io.prompts == ["key> ", "url> ", "model> "]
 
 
 def test_a_bad_url_is_asked_again(bare: Path) -> None:
@@ -174,14 +175,17 @@ def test_flower_setup_in_a_terminal(bare: Path, child_env: dict[str, str]) -> No
     with ScriptedModel([conversation("probe", text("pong"))]) as model:
         term = Terminal([FLOWER, "setup"], child_env, bare)
         try:
-            term.expect(r"API key or token \(input hidden\): ")
+            term.expect(r"API key or token \(typed hidden\):")
+            term.expect(r"key> ")
             term.send(GW_TOKEN + "\r")
             term.expect(r"key: gw-\.\.\.5432")
-            term.expect(r"Gateway URL \(Enter for https://api.anthropic.com\): ")
+            term.expect(r"Gateway URL \(Enter for https://api.anthropic.com\):")
+            term.expect(r"url> ")
             term.send(model.base_url + "\r")
-            term.expect(r"Model \(Enter for the CLI's default\): ")
+            term.expect(r"Model \(Enter for the CLI's default\):")
+            term.expect(r"model> ")
             term.send("\r")
-            term.expect(r"saved ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL to ")
+            term.expect(r"saved ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL to\s")
             term.expect(r"ok: http://127\.0\.0\.1:\d+ answered")
             assert term.wait() == 0
         finally:
@@ -196,7 +200,7 @@ def test_flower_setup_in_a_terminal(bare: Path, child_env: dict[str, str]) -> No
 def test_ctrl_c_at_the_key_prompt_cancels(bare: Path, child_env: dict[str, str]) -> None:
     term = Terminal([FLOWER, "setup"], child_env, bare)
     try:
-        term.expect(r"API key or token")
+        term.expect(r"key> ")
         term.send("half-typed")
         term.send(b"\x03")
         term.expect(r"cancelled; nothing saved")
@@ -211,11 +215,11 @@ def test_a_refused_key_in_a_terminal_exits_1(bare: Path, child_env: dict[str, st
     with ScriptedModel([conversation("probe", Turn(text="x", fail_always=401))]) as model:
         term = Terminal([FLOWER, "setup"], child_env, bare)
         try:
-            term.expect(r"API key or token")
+            term.expect(r"key> ")
             term.send(API_KEY + "\r")
-            term.expect(r"Gateway URL")
+            term.expect(r"url> ")
             term.send(model.base_url + "\r")
-            term.expect(r"Model")
+            term.expect(r"model> ")
             term.send("\r")
             term.expect(r"auth: .* refused the key \(HTTP 401")
             assert term.wait() == 1
@@ -239,3 +243,20 @@ def test_without_a_terminal_one_line_and_exit_2(bare: Path, child_env: dict[str,
     (line,) = done.stderr.splitlines()
     assert line.startswith("flower setup: needs a terminal") and "ANTHROPIC_API_KEY" in line
     assert not user_env(bare).exists()
+
+
+def test_setup_talks_through_flower_s_terminal(bare: Path) -> None:
+    """A Terminal (what `flower "..."` holds on a first run) is wrapped, not required to
+    speak SetupIO; what setup says goes through its one cleaned output path."""
+    import io as stdio
+
+    from flower.commands.setup import TerminalIO, as_setup_io
+    from flower.ui.terminal import Terminal
+
+    answers = Answers()
+    assert as_setup_io(answers) is answers
+    out = stdio.StringIO()
+    wrapped = as_setup_io(Terminal(out))
+    assert isinstance(wrapped, TerminalIO)
+    wrapped.say("saved \x1b]0;title\x07to \x1b[2Jthere")
+    assert out.getvalue() == "saved to there\n"

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, cast
 
 import click
 
@@ -35,6 +35,8 @@ __all__ = [
     "ConsoleIO",
     "SetupIO",
     "SetupOutcome",
+    "TerminalIO",
+    "as_setup_io",
     "needs_setup",
     "no_terminal_message",
     "run_setup",
@@ -74,13 +76,38 @@ class ConsoleIO:
             return None
 
     def ask_secret(self, prompt: str) -> str | None:
-        import getpass
+        return _secret(prompt)
 
-        try:
-            return getpass.getpass(prompt)
-        except (EOFError, KeyboardInterrupt):
-            print(flush=True)
-            return None
+
+def _secret(prompt: str) -> str | None:
+    """Read a line with echo off; ``None`` on Ctrl-C or end of input."""
+    import getpass
+
+    try:
+        return getpass.getpass(prompt)
+    except (EOFError, KeyboardInterrupt):
+        print(flush=True)
+        return None
+
+
+class TerminalIO:
+    """Setup through flower's terminal: lines go through :meth:`Terminal.line` (cleaned,
+    under the cross-process lock), answers through the same line editor as the wake
+    prompt; the key is read with echo off, so it never reaches the screen."""
+
+    def __init__(self, terminal: Any) -> None:
+        self.terminal = terminal
+
+    def say(self, text: str) -> None:
+        self.terminal.line(text)
+
+    def ask(self, prompt: str) -> str | None:
+        from flower.ui.reader import ask_line
+
+        return ask_line(self.terminal, prompt)
+
+    def ask_secret(self, prompt: str) -> str | None:
+        return _secret(prompt)
 
 
 @dataclass
@@ -132,10 +159,23 @@ def no_terminal_message() -> str:
     )
 
 
-def run_setup(io: SetupIO | None = None, *, probe: bool | None = None) -> bool:
-    """Run the questions on ``io`` (the standard streams by default); True when a run can
-    start with what was saved (see :attr:`SetupOutcome.usable`)."""
-    return setup_flow(io or ConsoleIO(), probe=probe).usable
+def run_setup(io: Any = None, *, probe: bool | None = None) -> bool:
+    """Run the questions; True when a run can start with what was saved (see
+    :attr:`SetupOutcome.usable`). ``io`` is a :class:`SetupIO`, a
+    :class:`flower.ui.terminal.Terminal` (wrapped in :class:`TerminalIO`), or ``None``
+    for a new Terminal on standard output."""
+    return setup_flow(as_setup_io(io), probe=probe).usable
+
+
+def as_setup_io(io: Any = None) -> SetupIO:
+    """A :class:`SetupIO` for what the caller has: one already, a Terminal, or nothing."""
+    if io is not None and hasattr(io, "ask_secret"):
+        return cast(SetupIO, io)
+    if io is None:
+        from flower.ui.terminal import Terminal
+
+        io = Terminal()
+    return TerminalIO(io)
 
 
 def setup_flow(
@@ -206,9 +246,10 @@ def setup_flow(
 
 
 def _ask_token(io: SetupIO, *, keep: bool) -> str | None:
-    hint = "input hidden; Enter keeps the current one" if keep else "input hidden"
+    keeping = "; Enter keeps the current one" if keep else ""
+    io.say(f"API key or token (typed hidden{keeping}):")
     for _ in range(3):
-        answer = io.ask_secret(f"API key or token ({hint}): ")
+        answer = io.ask_secret("key> ")
         if answer is None:
             raise _Cancelled
         token = answer.strip()
@@ -234,9 +275,13 @@ def _ask_url(io: SetupIO, current: str | None) -> str | None:
 
 
 def _ask_plain(io: SetupIO, what: str, current: str | None, *, none: str) -> str | None:
-    """``None`` keeps the current value, ``""`` clears it, anything else replaces it."""
-    now = f"Enter keeps {current}; {CLEAR} clears" if current else f"Enter for {none}"
-    answer = io.ask(f"{what} ({now}): ")
+    """``None`` keeps the current value, ``""`` clears it, anything else replaces it.
+
+    The explanation is a line of its own: the prompt stays short enough for the line
+    editor, which cuts a prompt to half the width."""
+    now = f"Enter keeps {current}; {CLEAR} clears it" if current else f"Enter for {none}"
+    io.say(f"{what} ({now}):")
+    answer = io.ask(f"{what.split()[-1].lower()}> ")
     if answer is None:
         raise _Cancelled
     answer = answer.strip()
@@ -361,5 +406,5 @@ def setup(no_probe: bool) -> None:
     if not sys.stdin.isatty():
         click.echo(no_terminal_message(), err=True)
         sys.exit(EXIT_USAGE)
-    outcome = setup_flow(ConsoleIO(), probe=False if no_probe else None)
+    outcome = setup_flow(as_setup_io(), probe=False if no_probe else None)
     sys.exit(outcome.exit_code)

@@ -100,3 +100,14 @@ def _keychain_login() -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     return found.returncode == 0
+
+
+def endpoint_lines(workspace: str | Path | None = None) -> list[str]:
+    """What ``flower -v`` prints before a run: endpoint, model, credential and where each
+    came from, the secret masked. Loads the environment first (the same lookup the
+    Runtime makes, so the lines say what the run will use; loading twice is harmless).
+    """
+    from flower.core.env import effective_endpoint, load_environment
+
+    load_environment(workspace)
+    return effective_endpoint()
