@@ -58,6 +58,26 @@ def ask() -> None:
     term.line(f"ANSWER {answer!r}")
 
 
+def stop_inside() -> None:
+    """stop() called from on_line, in the reader thread itself."""
+    term = Terminal()
+    done = threading.Event()
+    reader: InputLine
+
+    def heard(text: str) -> None:
+        reader.stop()
+        term.line(f"GOT {text!r} active={reader.active}")
+        done.set()
+
+    reader = InputLine(term, on_line=heard, on_interrupt=lambda: None)
+    reader.start()
+    term.line(f"READY active={reader.active}")
+    done.wait(30)
+    term.line("STOPPED")
+    # the next line is ours, not a stale reader thread's
+    term.line(f"MAIN READ {sys.stdin.readline()!r}")
+
+
 def explode() -> None:
     term = Terminal()
     reader = InputLine(term, on_line=print, on_interrupt=lambda: None)
@@ -67,4 +87,4 @@ def explode() -> None:
 
 
 if __name__ == "__main__":
-    {"edit": edit, "ask": ask, "raise": explode}[sys.argv[1]]()
+    {"edit": edit, "ask": ask, "raise": explode, "stop-inside": stop_inside}[sys.argv[1]]()

@@ -143,6 +143,19 @@ def test_the_terminal_mode_is_restored_after_an_exception() -> None:
     assert {"icanon", "echo", "isig", "icrnl", "ixon"} <= flags
 
 
+def test_a_callback_may_stop_the_reader_it_runs_in() -> None:
+    proc = spawn("stop-inside", after="stty -a")
+    proc.expect("READY active=True")
+    proc.send("bye\r")
+    proc.expect_exact("GOT 'bye' active=False")
+    proc.expect_exact("STOPPED")
+    proc.send("after\r")
+    proc.expect_exact("MAIN READ 'after\\n'")
+    assert "GOT 'after'" not in proc.before
+    assert "Traceback" not in proc.before and "Exception" not in proc.before
+    assert {"icanon", "echo", "isig"} <= stty(proc)
+
+
 def test_ask_line_edits_and_returns() -> None:
     proc = spawn("ask")
     proc.expect_exact("name? ")

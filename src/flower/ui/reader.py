@@ -225,13 +225,16 @@ class _RawMode:
 
         self.fd = fd
         self.terminal = terminal
-        self.saved: list[Any] | None = termios.tcgetattr(fd)
-        mode = termios.tcgetattr(fd)
-        mode[0] &= ~(termios.ICRNL | termios.INLCR | termios.IGNCR | termios.IXON)
-        mode[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)
-        mode[6][termios.VMIN] = 1
-        mode[6][termios.VTIME] = 0
-        termios.tcsetattr(fd, termios.TCSANOW, mode)
+        try:
+            self.saved: list[Any] | None = termios.tcgetattr(fd)
+            mode = termios.tcgetattr(fd)
+            mode[0] &= ~(termios.ICRNL | termios.INLCR | termios.IGNCR | termios.IXON)
+            mode[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)
+            mode[6][termios.VMIN] = 1
+            mode[6][termios.VTIME] = 0
+            termios.tcsetattr(fd, termios.TCSANOW, mode)
+        except termios.error as exc:
+            raise OSError(*exc.args) from None
         atexit.register(self.restore)
         with terminal._exclusive():
             terminal._write(PASTE_ON)
@@ -333,7 +336,11 @@ class InputLine:
         if fd is None:
             return
         self._fd = fd
-        self._raw = _RawMode(fd, self.terminal)
+        try:
+            self._raw = _RawMode(fd, self.terminal)
+        except (OSError, ImportError) as exc:  # e.g. a background job may not set the mode
+            self.terminal.line(f"! no input line: {exc}", "dim")
+            return
         try:
             self._wake = os.pipe()
             self.terminal.attach(self)
@@ -377,8 +384,11 @@ class InputLine:
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
             sel.register(wake[0], selectors.EVENT_READ)
-            while True:
-                ready = [key.fd for key, _ in sel.select()]
+            while self._wake is wake:  # stop() (maybe from a callback here) ends the loop
+                try:
+                    ready = [key.fd for key, _ in sel.select()]
+                except (OSError, ValueError):  # the wake pipe was closed under us
+                    return
                 if wake[0] in ready:
                     return
                 try:
@@ -439,7 +449,10 @@ def ask_line(terminal: Terminal, prompt: str = "> ") -> str | None:
         on_interrupt=lambda: answer.append(None),
         prompt=prompt,
     )
-    editor._raw = _RawMode(fd, terminal)
+    try:
+        editor._raw = _RawMode(fd, terminal)
+    except (OSError, ImportError):  # the mode cannot be set: read it as a plain line
+        return _read_plain(terminal, prompt, tty_in=True)
     try:
         terminal.attach(editor)
         while not answer:

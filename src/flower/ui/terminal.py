@@ -154,7 +154,7 @@ class Terminal:
         ``dim``, ``red``, ``cyan``...; unknown words are ignored, and markup inside
         ``text`` is never interpreted).
         """
-        text = clean(text)
+        text = clean(text).rstrip("\n")  # a trailing newline is not an extra blank row
         width = self.width
         indent = max(0, min(indent, width // 2))
         pad = " " * indent
