@@ -85,7 +85,7 @@ def test_ctrl_c_and_ctrl_d_reach_on_interrupt_not_a_signal(child: pexpect.spawn)
 def test_a_paste_is_one_line_and_full_width_marks_arrive_intact(child: pexpect.spawn) -> None:
     assert "\x1b[?2004h" in child.before  # bracketed paste asked for while reading
     child.send("\x1b[200~first line\r\nsecond\tline\x1b[201~" + " ok\r")
-    child.expect_exact("GOT 'first line  second line ok'")
+    child.expect_exact("GOT 'first line second line ok'")
     child.send("？为什么用 LF\r")  # a full-width question mark (REFERENCE C.2)
     child.expect_exact("GOT '？为什么用 LF'")
     child.send("quit\r")

@@ -89,6 +89,16 @@ def test_every_kind_renders_through_the_terminal(event: Event) -> None:
     Renderer(Terminal(quiet))(event)  # the default view may hide it, never raise
 
 
+@pytest.mark.parametrize("kind", sorted(documented_kinds()))
+def test_a_payload_of_another_shape_never_raises(kind: str) -> None:
+    odd = {k: object() for k in ("index", "used", "cost_usd", "num_turns", "delay", "woke")}
+    out = io.StringIO()
+    view = Renderer(Terminal(out), verbose=True)
+    view(Event(kind, {**odd, "state": 3, "phase": [], "options": 5, "input": "x"}))
+    view(Event(kind, {}))
+    view(Event(kind, None))  # type: ignore[arg-type]
+
+
 def test_an_undocumented_kind_is_shown_only_when_verbose() -> None:
     out = io.StringIO()
     Renderer(Terminal(out))(Event("brand_new", {"x": 1}))

@@ -75,9 +75,9 @@ PASTE_ON, PASTE_OFF = "\x1b[?2004h", "\x1b[?2004l"
 class _Keys:
     """Bytes in, key actions out; holds partial UTF-8 and escape sequences across reads.
 
-    Every escape sequence is consumed whole; the cursor keys become actions and the rest
-    (F-keys, Alt-x, mouse reports, a pasted ``ESC [ 2 0 0 ~``) are swallowed, never
-    inserted as text.
+    Every escape sequence is consumed whole; the cursor keys become actions, the
+    bracketed-paste marks switch paste mode (newlines pasted are spaces, not Enters), and
+    the rest (F-keys, Alt-x, mouse reports) are swallowed, never inserted as text.
     """
 
     def __init__(self) -> None:
@@ -100,14 +100,14 @@ class _Keys:
             if ch == "\x1b":
                 self._esc = ch
                 continue
+            cr, self._cr = self._cr, ch == "\r"
+            if ch == "\n" and cr:  # \r\n is one line end
+                continue
             if self._paste:  # one pasted paragraph is one line: never a run of Enters
                 if ch in "\r\n\t":
                     text.append(" ")
                 elif ch >= " " and not ("\x7f" <= ch <= "\x9f"):
                     text.append(ch)
-                continue
-            cr, self._cr = self._cr, ch == "\r"
-            if ch == "\n" and cr:
                 continue
             action = _CTRL.get(ch)
             if action is not None:

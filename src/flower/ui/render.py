@@ -207,7 +207,11 @@ class Renderer:
     # --- the entry points -----------------------------------------------------------------
 
     def __call__(self, event: Event) -> None:
-        """Show one event (any kind; an unknown kind is shown only when verbose)."""
+        """Show one event (any kind; an unknown kind is shown only when verbose).
+
+        Never raises: a payload of an unexpected shape is shown as it is, since an
+        exception here would reach stderr around the one output path.
+        """
         kind = event.kind
         with self._lock:
             if kind not in self._WAITING:
@@ -216,7 +220,10 @@ class Renderer:
                 self._offline_streak = False
             handler = self._handlers.get(kind)
             if handler is not None:
-                handler(event.payload, event.step)
+                try:
+                    handler(event.payload, event.step)
+                except Exception:  # a payload of another shape: shown raw, never raised
+                    self._say(f"{kind}: {_gist(event.payload, 160)}", "dim")
             elif self.verbose:
                 self._say(f"{kind}: {_gist(event.payload, 160)}", "dim")
 
