@@ -25,11 +25,11 @@ if TYPE_CHECKING:
 
 def make_view(g: Globals) -> tuple[Any, Any, bool]:
     """The terminal, the renderer the plugins pick, and whether a human can type here."""
-    from flower.plugins import get_plugin_manager
+    from flower.ui.render import renderer_for
     from flower.ui.terminal import Terminal
 
     terminal = Terminal()
-    renderer = get_plugin_manager().hook.flower_renderer(terminal=terminal, verbose=g.verbose)
+    renderer = renderer_for(terminal, verbose=g.verbose)
     interactive = bool(terminal.is_tty and sys.stdin is not None and sys.stdin.isatty())
     return terminal, renderer, interactive
 

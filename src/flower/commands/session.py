@@ -102,13 +102,15 @@ class Session:
             for aside in list(self.state.asides):
                 aside.cancel()
             self.pending.clear()
+        aborted = (ctx or {}).get("_aborted")
+        if code == EXIT_QUIT:
+            aborted = "quit (Ctrl-C); run flower here again to continue where it stopped"
         self.renderer.closing(
             ok=code == EXIT_OK,
             cost=self.rt.total_cost(),
             manifest=self.rt.manifest_path,
             failed_at=(ctx or {}).get("_failed_at"),
-            aborted=(ctx or {}).get("_aborted"),
-            quit=code == EXIT_QUIT,
+            aborted=aborted,
         )
         return Outcome(code, ctx)
 
@@ -135,7 +137,6 @@ class Session:
                 on_line=lambda text: loop.call_soon_threadsafe(self.heard, text),
                 on_interrupt=lambda: loop.call_soon_threadsafe(self.ctrl_c),
             )
-            self.terminal.attach(self.reader)
             self.reader.start()
             return
         try:  # a pipe or a service: Ctrl-C (SIGINT) quits cleanly
@@ -146,7 +147,6 @@ class Session:
     def _stop_listening(self) -> None:
         if self.reader is not None:
             self.reader.stop()
-            self.terminal.attach(None)
             self.reader = None
         elif self.loop is not None:
             try:
