@@ -132,11 +132,13 @@ class Session:
         if self.interactive:
             from flower.ui.reader import InputLine
 
-            self.reader = InputLine(
-                self.terminal,
-                on_line=lambda text: loop.call_soon_threadsafe(self.heard, text),
-                on_interrupt=lambda: loop.call_soon_threadsafe(self.ctrl_c),
-            )
+            def on_line(text: str) -> None:  # the reader's thread: hop to the loop
+                loop.call_soon_threadsafe(self.heard, text)
+
+            def on_interrupt() -> None:
+                loop.call_soon_threadsafe(self.ctrl_c)
+
+            self.reader = InputLine(self.terminal, on_line=on_line, on_interrupt=on_interrupt)
             self.reader.start()
             return
         try:  # a pipe or a service: Ctrl-C (SIGINT) quits cleanly
