@@ -442,7 +442,7 @@ async def test_no_credentials_fail_in_the_constructor(
     monkeypatch.chdir(tmp_path)  # no .env above
     with pytest.raises(RuntimeError, match="ANTHROPIC_API_KEY") as info:
         Runtime(workspace=workspace, run_dir=tmp_path / "runs")
-    assert "claude login" in str(info.value) and "CLAUDE_CODE_USE_BEDROCK" in str(info.value)
+    assert "Claude Code login" in str(info.value) and "CLAUDE_CODE_USE_BEDROCK" in str(info.value)
     assert not (tmp_path / "runs").exists(), "nothing may be written before the check"
 
     (workspace / ".env").write_text("ANTHROPIC_API_KEY=sk-ant-from-dotenv\n")
