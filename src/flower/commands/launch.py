@@ -37,13 +37,14 @@ def make_view(g: Globals) -> tuple[Any, Any, bool]:
 def open_runtime(g: Globals, terminal: Any, interactive: bool, **policies: Any) -> Runtime | None:
     """The Runtime, or ``None`` after printing why not. Missing credentials on a terminal
     start the interactive setup once, then try again."""
+    from flower.core.credentials import MissingCredentials
     from flower.core.runtime import Runtime
 
     for attempt in (1, 2):
         try:
             return Runtime(workspace=g.workspace, run_dir=g.run_dir, **policies)
         except RuntimeError as exc:
-            if attempt == 1 and interactive and _is_credentials(exc):
+            if attempt == 1 and interactive and isinstance(exc, MissingCredentials):
                 from flower.commands.setup import run_setup
 
                 terminal.line("No credentials for the Claude API yet: let's set them up.", "bold")
@@ -51,8 +52,13 @@ def open_runtime(g: Globals, terminal: Any, interactive: bool, **policies: Any) 
                     continue
             print_error(str(exc))
             return None
-        except (ValueError, OSError) as exc:
+        except ValueError as exc:
             print_error(str(exc))
+            return None
+        except OSError as exc:
+            from flower.commands.startup import startup_problem
+
+            print_error(startup_problem(exc, g.run_dir))
             return None
     return None
 
@@ -121,12 +127,8 @@ def _verbose(g: Globals, terminal: Any) -> None:
         return
     from flower.core.credentials import endpoint_lines
 
-    for line in endpoint_lines():
+    for line in endpoint_lines(g.workspace):
         terminal.line(line, "dim")
-
-
-def _is_credentials(exc: RuntimeError) -> bool:
-    return "credentials" in str(exc)
 
 
 __all__ = ["drive", "launch_starter", "make_view", "open_runtime"]

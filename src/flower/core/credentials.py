@@ -37,6 +37,11 @@ ACCEPTED = (
 LOGIN_HINT = " (`claude auth login` signs in)"
 
 
+class MissingCredentials(RuntimeError):
+    """No credential the CLI could use; the message says what works (a ``RuntimeError``,
+    so callers written for the seed's contract still catch it)."""
+
+
 def missing_message(env: Mapping[str, str] | None = None) -> str:
     """The one-line error for no credentials, suggesting only commands that exist here."""
     env = os.environ if env is None else env
@@ -45,7 +50,8 @@ def missing_message(env: Mapping[str, str] | None = None) -> str:
 
 
 def check_credentials(env: Mapping[str, str] | None = None) -> str:
-    """Name the credential the CLI will use, or raise ``RuntimeError`` saying what works.
+    """Name the credential the CLI will use, or raise :class:`MissingCredentials` saying
+    what works.
 
     Looked for, in order: ``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``,
     ``CLAUDE_CODE_OAUTH_TOKEN``, a Bedrock/Vertex/Foundry switch, a Claude Code login
@@ -66,7 +72,7 @@ def check_credentials(env: Mapping[str, str] | None = None) -> str:
         return "claude login (Keychain)"
     if _has_key_helper(config / "settings.json"):
         return "apiKeyHelper"
-    raise RuntimeError(missing_message(env))
+    raise MissingCredentials(missing_message(env))
 
 
 def _has_login(path: Path) -> bool:

@@ -1,0 +1,356 @@
+"""``flower "..."`` as a person uses it: a real pty, real keystrokes, the real bundled CLI.
+
+Each test starts the installed ``flower`` executable in a pseudo-terminal against the
+scripted model (running in the test process, so the test can see every request the
+agents made) and types what a person would type.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.core.brief import Brief
+from flower.testing import ScriptedModel, bash, conversation, text, tool
+from flower.workflow.starter import RESUME_PLAIN
+
+from ..workflow import scripts as S
+from .terminal import FLOWER, Flower
+
+pytestmark = pytest.mark.e2e
+
+ASK = "写个 hello.txt"
+SLOW = 60  # seconds a scripted reply waits: long enough to act during it, never reached
+ORACLE = "你是旁路问答"
+
+
+def quick_flow(*work_turns: Any, extra: tuple[Any, ...] = ()) -> list[Any]:
+    """Clarify without questions, a goal, the given coordinator turns, round 1 achieved."""
+    return [
+        *extra,
+        S.coder(),
+        S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
+        S.goal_setter(),
+        S.clarifier(ask=False),
+        S.coordinator(*work_turns),
+    ]
+
+
+def manifest(ws: Path) -> list[dict[str, Any]]:
+    return json.loads((ws / "runs" / "manifest.json").read_text(encoding="utf-8"))
+
+
+def notes(ws: Path) -> Path:
+    return ws / ".flower" / "notes"
+
+
+def wait_for(predicate: Any, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def user_texts(request: Any) -> list[str]:
+    from flower.testing import message_text
+
+    return [message_text(m) for m in request.messages if m.get("role") == "user"]
+
+
+def test_a_first_run_asks_what_to_do_takes_a_digit_and_ends_with_the_cost(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play(S.two_rounds())
+    run = Flower("-w", str(workspace), cwd=tmp_path)
+    run.expect("What should it do")
+    run.type(ASK)
+    run.expect("answer 1-2")
+    run.type("1")
+    assert run.finish() == 0, run.text[-3000:]
+    brief = Brief.load(notes(workspace) / "需求.md")
+    assert brief is not None and brief.complete()
+    assert "答:LF" in (notes(workspace) / "问答记录.md").read_text(encoding="utf-8")
+    (after,) = [r for r in scripted_model.requests_for("clarify") if r.turn == 1]
+    assert "LF" in " ".join(after.tool_results().values())
+    screen = run.text
+    for seen in ("确认需求", "1/3", "1) LF", "2) CRLF", "not yet", "achieved", "done - total $"):
+        assert seen in screen, seen
+    assert str(workspace / "runs" / "manifest.json") in screen or "manifest:" in screen
+    assert (workspace / "hello.txt").read_text() == "hi"
+
+
+def test_waking_with_enter_a_phrase_and_new(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    phrase = "顺便支持代码块高亮"
+    scripted_model.play(
+        [
+            conversation("woken", text("WAKE-REPORT"), after_user=phrase, system=S.COORDINATOR),
+            conversation("quiet", text(S.ROUND1), after_user=RESUME_PLAIN, system=S.COORDINATOR),
+            S.judge("verdict-2", "WAKE-REPORT", S.ACHIEVED),
+            conversation("goal-2", text(S.GOAL + "\n- 有高亮"), system=S.JUDGE, after_user=phrase),
+            *quick_flow(S.DISPATCH, text(S.ROUND1)),
+        ]
+    )
+    first = Flower("-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path)
+    assert first.finish() == 0, first.text[-3000:]
+
+    enter = Flower("-w", str(workspace), cwd=tmp_path)
+    enter.expect("Continue\\?")
+    assert "brief confirmed" in enter.text or "需求已确认" in enter.text or "wake" in enter.text
+    enter.type("")
+    assert enter.finish() == 0, enter.text[-3000:]
+    assert scripted_model.requests_for("quiet") and not scripted_model.requests_for("goal-2")
+
+    said = Flower("-w", str(workspace), cwd=tmp_path)
+    said.expect("Continue\\?")
+    said.type(phrase)
+    assert said.finish() == 0, said.text[-3000:]
+    assert phrase in (notes(workspace) / "需求.md").read_text(encoding="utf-8")
+    assert scripted_model.requests_for("goal-2") and scripted_model.requests_for("woken")
+
+    fresh = Flower("-w", str(workspace), "--timeout", "0", cwd=tmp_path)
+    fresh.expect("Continue\\?")
+    fresh.type("/new")
+    fresh.expect("new piece of work")
+    fresh.type("另一件事")
+    assert fresh.finish() == 0, fresh.text[-3000:]
+    (archived,) = (notes(workspace) / "archive").iterdir()
+    assert {p.name for p in archived.iterdir()} == {"lineage.json", "需求.md", "目标.md"}
+    assert any("另一件事" in user_texts(r)[0] for r in scripted_model.requests_for("clarify"))
+
+
+def test_new_on_the_command_line_archives_and_starts_over(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play(quick_flow(S.DISPATCH, text(S.ROUND1)))
+    assert Flower("-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path).finish() == 0
+    again = Flower("-w", str(workspace), "--new", "另一件事", "--timeout", "0", cwd=tmp_path)
+    assert again.finish() == 0, again.text[-3000:]
+    assert len(list((notes(workspace) / "archive").iterdir())) == 1
+    assert len(scripted_model.requests_for("clarify")) == 2  # clarified afresh
+
+
+def test_ctrl_c_then_words_reach_the_agent_and_the_same_session_goes_on(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    words = "先别写测试,专心写 hello"
+    scripted_model.play(
+        [conversation("told", text(S.ROUND1), after_user=words), *quick_flow(text("x", delay=SLOW))]
+    )
+    run = Flower("-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path)
+    wait_for(lambda: bool(scripted_model.requests_for("work")))
+    run.ctrl_c()
+    run.expect("what should the agent hear")
+    run.type(words)
+    assert run.finish() == 0, run.text[-3000:]
+    (told,) = scripted_model.requests_for("told")
+    assert words in user_texts(told)[-1]
+    rows = {row["step"]: row for row in manifest(workspace)}
+    assert rows["干活"]["ok"] and rows["干活"]["attempts"] == 1  # an interrupt is no failure
+    assert "Traceback" not in run.text
+
+
+def test_ctrl_c_twice_quits_with_130_and_the_step_in_the_manifest(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play(quick_flow(text("x", delay=SLOW)))
+    run = Flower("-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path)
+    wait_for(lambda: bool(scripted_model.requests_for("work")))
+    run.ctrl_c()
+    run.expect("what should the agent hear")
+    run.ctrl_c()
+    assert run.finish() == 130, run.text[-3000:]
+    work = [row for row in manifest(workspace) if row["step"] == "干活"]
+    assert work and not work[0]["ok"] and work[0]["session_id"]
+    assert "Traceback" not in run.text and "quit" in run.text
+
+
+def test_side_questions_and_an_inbox_line_while_it_works(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    note = "顺便加一个 README"
+    scripted_model.play(
+        [
+            conversation("oracle", text("ORACLE-SAYS 正在写 hello"), system=ORACLE),
+            *quick_flow(
+                text("working", delay=4),
+                tool("mcp__human__inbox", {}),
+                text(S.ROUND1),
+            ),
+        ]
+    )
+    run = Flower("-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path)
+    wait_for(lambda: bool(scripted_model.requests_for("work")))
+    run.type("?现在到哪了")
+    run.expect("ORACLE-SAYS")
+    run.type("？还要多久")
+    wait_for(lambda: len(scripted_model.requests_for("oracle")) >= 2)
+    run.type(note)
+    assert run.finish() == 0, run.text[-3000:]
+    assert run.text.count("ORACLE-SAYS") >= 2
+    assert note in (notes(workspace) / "需求.md").read_text(encoding="utf-8")
+    (checked,) = [r for r in scripted_model.requests_for("work") if r.turn == 2]
+    assert note in " ".join(checked.tool_results().values())
+    main_steps = [row["step"] for row in manifest(workspace)]
+    assert "旁路问答" not in main_steps
+    aside = json.loads((workspace / "runs" / "aside" / "manifest.json").read_text("utf-8"))
+    assert [row["step"] for row in aside] == ["旁路问答", "旁路问答"]
+    oracle_prompt = user_texts(scripted_model.requests_for("oracle")[0])[0]
+    assert "现在到哪了" in oracle_prompt and "确认需求" in oracle_prompt  # recent events
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
+def test_a_killed_run_is_continued_by_the_next_flower(
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    how: str,
+) -> None:
+    scripted_model.play(
+        [
+            conversation("resumed", text(S.ROUND1), after_user=RESUME_PLAIN),
+            *quick_flow(S.DISPATCH, text("x", delay=SLOW)),
+        ]
+    )
+    run = Flower("-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path)
+    wait_for(lambda: any(r.turn == 1 for r in scripted_model.requests_for("work")))
+    if how == "SIGKILL":
+        run.kill_group()
+        run.finish()
+    else:
+        run.signal(signal.SIGTERM)
+        assert run.finish() == 128 + signal.SIGTERM
+        rescued = [row for row in manifest(workspace) if row["step"] == "干活"]
+        assert rescued and rescued[0]["error"] == "killed-by-signal"
+    again = Flower("-w", str(workspace), "--timeout", "0", cwd=tmp_path)
+    again.expect("Continue\\?")
+    again.type("")
+    assert again.finish() == 0, again.text[-3000:]
+    assert scripted_model.requests_for("resumed")
+    assert len(scripted_model.requests_for("clarify")) == 1
+
+
+def test_piped_and_unattended_it_runs_to_the_end(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play(S.two_rounds())
+    done = subprocess.run(
+        [FLOWER, "-w", str(workspace), "--timeout", "0"],
+        input=ASK,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+    assert "\x1b" not in done.stdout  # no colour, no cursor games in a pipe
+    assert "done - total $" in done.stdout
+
+
+def test_escape_sequences_from_tools_and_the_model_never_reach_the_terminal(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    hostile = "\x1b]0;pwned\x07\x1b[2J\x1b[31mred"
+    scripted_model.play(
+        quick_flow(
+            bash("printf '\\033]0;pwned\\007\\033[2J'; exit 3"),
+            text(f"{S.ROUND1} {hostile}"),
+        )
+    )
+    run = Flower("-w", str(workspace), ASK, "--timeout", "0", "-v", cwd=tmp_path)
+    assert run.finish() == 0, run.text[-3000:]
+    assert "\x1b]0;pwned" not in run.raw and "\x1b[2J" not in run.raw
+    assert "ROUND-1-REPORT" in run.text
+
+
+def test_a_misspelt_command_from_a_real_shell(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [FLOWER, "onec", "hi"], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 2 and "did you mean `flower once`" in done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_no_credentials_on_a_terminal_starts_setup_and_then_the_run(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    import os
+    import stat
+
+    scripted_model.play(quick_flow(S.DISPATCH, text(S.ROUND1)))
+    run = Flower(
+        "-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path, env={"ANTHROPIC_API_KEY": ""}
+    )
+    run.expect("key> ")
+    run.type("sk-ant-api03-offline-test-key")
+    run.expect("url> ")
+    run.type("")
+    run.expect("model> ")
+    run.type("")
+    assert run.finish() == 0, run.text[-3000:]
+    saved = Path(os.environ["XDG_CONFIG_HOME"]) / "flower" / ".env"
+    assert "sk-ant-api03-offline-test-key" in saved.read_text(encoding="utf-8")
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert "sk-ant-api03-offline-test-key" not in run.text  # never echoed
+    assert "done - total $" in run.text
+
+
+def test_no_credentials_in_a_pipe_is_one_line_and_exit_2(
+    claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    import os
+
+    env = {**os.environ, "ANTHROPIC_API_KEY": ""}
+    done = subprocess.run(
+        [FLOWER, "-w", str(workspace), ASK],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert "no credentials" in line and "flower setup" in line
+
+
+def test_flower_run_drives_your_own_workflow(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    from pathlib import Path as P
+
+    example = P(__file__).resolve().parents[2] / "examples" / "flows.py"
+    (workspace / "seed.txt").write_text("苹果\n", encoding="utf-8")
+    scripted_model.play(
+        [
+            conversation(
+                "取词",
+                tool("Read", {"file_path": str(workspace / "seed.txt")}),
+                text("苹果"),
+                first_user="读 seed.txt",
+            )
+        ]
+    )
+    done = subprocess.run(
+        [FLOWER, "run", f"{example}:main", "-w", str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+    assert "取词" in done.stdout and "done - total $" in done.stdout
+    bad = subprocess.run(
+        [FLOWER, "run", f"{example}:nothing"], capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2 and "has no 'nothing'" in bad.stderr
