@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from flower.commands.startup import plural, startup_problem
+from flower.commands.startup import startup_problem
 from flower.core.manifest import Manifest
 from flower.testing import ScriptedModel, conversation, text
+from flower.ui.render import plural
 
 FLOWER = str(Path(sys.executable).with_name("flower"))
 SMALL = {"input_tokens": 500}

@@ -56,7 +56,7 @@ def test_once_streams_the_work_and_resume_continues_it(
     first = run_once(["make proof", "-w", str(workspace), "-r", "runs"], env, tmp_path)
     assert first.returncode == 0, first.stderr
     out = first.stdout
-    assert "⏺ Bash(echo made > proof.txt)" in out and "made it" in out and "✓ done" in out
+    assert "> Bash(echo made > proof.txt)" in out and "made it" in out and "* once done" in out
     assert "$0." in out and "context 500" in out
     sid = session_of(out)
     assert f"flower once --resume {sid}" in out
@@ -64,7 +64,8 @@ def test_once_streams_the_work_and_resume_continues_it(
     (row,) = json.loads((tmp_path / "runs" / "manifest.json").read_text())
     assert row["step"] == "once" and row["session_id"] == sid and row["ok"]
 
-    second = run_once(["--resume", sid, "now a README", "-w", str(workspace)], env, tmp_path)
+    again = ["--resume", sid, "now a README", "-w", str(workspace), "-r", "runs"]
+    second = run_once(again, env, tmp_path)
     assert second.returncode == 0, second.stderr
     assert "added the README" in second.stdout and session_of(second.stdout) == sid
     (req,) = scripted_model.requests_for("more")
@@ -80,7 +81,7 @@ def test_a_failed_step_exits_1_with_the_error(
     scripted_model.play([conversation("main", Turn(text="x", fail_always=401))])
     done = run_once(["do it", "-w", str(workspace)], env, tmp_path)
     assert done.returncode == 1
-    assert "✗ failed" in done.stdout and "401" in done.stdout
+    assert "x once failed" in done.stdout and "401" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
 
 
@@ -89,13 +90,15 @@ def test_a_failed_step_exits_1_with_the_error(
     [
         ([], "say what to do"),
         (["x", "--tools", " , "], "name at least one tool"),
-        (["x", "-w", "no-such-folder"], "is not a folder"),
+        (["x", "-w", "a-file"], "is a file"),
+        (["--fork", "x"], "give it --resume <id>"),
         (["--resume", "no-such-session", "-w", "."], "no session no-such-session"),
     ],
 )
 def test_bad_input_is_one_clear_line(
     args: list[str], needle: str, env: dict[str, str], tmp_path: Path
 ) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
     done = run_once(args, env, tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert needle in done.stderr and "Traceback" not in done.stderr
@@ -106,7 +109,7 @@ def test_a_store_that_cannot_be_opened_is_a_clear_error(
 ) -> None:
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "sessions.db").write_bytes(b"not a database at all " * 20)
-    done = run_once(["x", "-w", str(workspace)], env, tmp_path)
+    done = run_once(["x", "-w", str(workspace), "-r", "runs"], env, tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "sessions.db" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -124,44 +127,65 @@ def test_no_credentials_is_a_clear_error(tmp_path: Path, env: dict[str, str]) ->
 def test_ctrl_c_asks_for_a_line_and_the_session_goes_on_with_it(
     scripted_model: ScriptedModel, env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
+    from tests.commands.terminal import Flower
+
     said = "use tabs not spaces"
     scripted_model.play(
         [
             conversation("after", text("ok, tabs", usage=SMALL), after_user=said),
-            conversation("main", bash("sleep 20", usage=SMALL), first_user="format it"),
+            conversation(
+                "main", bash("echo started && sleep 20", usage=SMALL), first_user="format it"
+            ),
         ]
     )
-    proc = subprocess.Popen(
-        [FLOWER, "once", "format it", "-w", str(workspace)], env=env, cwd=tmp_path,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert proc.stdin is not None
+    run = Flower("once", "format it", "-w", str(workspace), cwd=tmp_path)
     deadline = time.monotonic() + 60
     while not any(r.outcome == "reply" for r in scripted_model.requests_for("main")):
-        assert time.monotonic() < deadline and proc.poll() is None
+        assert time.monotonic() < deadline
         time.sleep(0.1)
     time.sleep(1.0)  # the Bash call is running now
     started = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.5)
-    proc.stdin.write(said + "\n")
-    proc.stdin.flush()
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, out + err
+    run.ctrl_c()  # the byte a keyboard sends, into the terminal
+    run.expect("what should the agent hear")
+    run.type(said)
+    assert run.finish() == 0, run.text[-3000:]
     assert time.monotonic() - started < 15, "the sleep was not interrupted"
-    assert "What do you want to tell it?" in out and f"→ told the agent: {said}" in out
-    assert "ok, tabs" in out and "✓ done" in out
+    assert "ok, tabs" in run.text and "* once done" in run.text
     (after,) = scripted_model.requests_for("after")
-    assert "format it" in after.text()
+    assert "format it" in after.text() and said in after.text()
 
 
 def test_a_second_ctrl_c_quits_with_130(
     scripted_model: ScriptedModel, env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
-    scripted_model.play([conversation("main", bash("sleep 20", usage=SMALL), first_user="wait")])
+    from tests.commands.terminal import Flower
+
+    scripted_model.play(
+        [conversation("main", bash("echo started && sleep 20", usage=SMALL), first_user="wait")]
+    )
+    run = Flower("once", "wait", "-w", str(workspace), cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while not scripted_model.requests_for("main"):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    time.sleep(1.0)
+    run.ctrl_c()
+    run.expect("what should the agent hear")
+    run.ctrl_c()
+    assert run.finish() == 130, run.text[-3000:]
+    assert "quit (Ctrl-C)" in run.text and "session: " in run.text
+    assert "Traceback" not in run.text
+
+
+def test_sigint_in_a_pipe_quits_cleanly(
+    scripted_model: ScriptedModel, env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play(
+        [conversation("main", bash("echo started && sleep 20", usage=SMALL), first_user="wait")]
+    )
     proc = subprocess.Popen(
         [FLOWER, "once", "wait", "-w", str(workspace)], env=env, cwd=tmp_path,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while not scripted_model.requests_for("main"):
@@ -169,8 +193,36 @@ def test_a_second_ctrl_c_quits_with_130(
         time.sleep(0.1)
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, out + err
-    assert "stopped (Ctrl-C)" in out and "session: " in out and "Traceback" not in err
+    assert "session: " in out and "Traceback" not in err
+    rows = json.loads((workspace / "runs" / "manifest.json").read_text())
+    assert rows and rows[0]["step"] == "once" and not rows[0]["ok"]
+
+
+def test_fork_continues_a_copy_and_flags_reach_the_agent(
+    scripted_model: ScriptedModel, env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.play(
+        [
+            conversation("copy", text("forked", usage=SMALL), after_user="try another way"),
+            conversation("main", text("first", usage=SMALL), first_user="plan it"),
+        ]
+    )
+    first = run_once(
+        ["plan it", "-w", str(workspace), "-i", "RULE-XYZ", "-t", "Read"], env, tmp_path
+    )
+    assert first.returncode == 0, first.stderr
+    sid = session_of(first.stdout)
+    (req,) = scripted_model.requests_for("main")
+    assert "RULE-XYZ" in req.system_text and {t["name"] for t in req.body["tools"]} >= {"Read"}
+    fork = run_once(
+        ["--resume", sid, "--fork", "try another way", "-w", str(workspace)], env, tmp_path
+    )
+    assert fork.returncode == 0, fork.stderr
+    copy = session_of(fork.stdout)
+    assert copy != sid and "forked" in fork.stdout
+    (forked,) = scripted_model.requests_for("copy")
+    assert "plan it" in forked.text()  # the copy holds the original conversation
+    rows = json.loads((workspace / "runs" / "manifest.json").read_text())
+    assert [row["session_id"] for row in rows] == [sid, copy]

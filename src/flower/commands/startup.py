@@ -13,12 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from flower.core.runtime import Runtime
 
-__all__ = ["plural", "session_elsewhere", "startup_problem"]
-
-
-def plural(n: int, word: str) -> str:
-    """``1 turn``, ``2 turns``, ``0 turns``."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+__all__ = ["session_elsewhere", "startup_problem"]
 
 
 def startup_problem(exc: BaseException, run_dir: Path) -> str:
