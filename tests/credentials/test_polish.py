@@ -43,7 +43,7 @@ def test_resuming_under_another_workspace_names_the_right_one(
     there.mkdir()
     first = once(["say hello", "-w", str(here), "-r", "runs"], env, tmp_path)
     assert first.returncode == 0, first.stderr
-    assert "· 1 turn ·" in first.stdout, first.stdout
+    assert "- 1 turn -" in first.stdout, first.stdout
     (sid,) = re.findall(r"^session: (\S+)$", first.stdout, re.MULTILINE)
 
     wrong = once(["--resume", sid, "again", "-w", str(there), "-r", "runs"], env, tmp_path)
