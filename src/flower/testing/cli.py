@@ -18,11 +18,6 @@ from typing import NoReturn
 
 import click
 
-from flower.core.workbench import atomic_write
-
-from .script import ScriptError, load_script
-from .server import ScriptedModel
-
 
 def _usage(message: str) -> NoReturn:
     """A bad script or port is the user's input: one line and exit 2, like click's own."""
@@ -62,6 +57,11 @@ def serve(script: Path, port: int, home: Path | None, record: Path | None, quiet
         "turns": [{"tool_use": {"name": "Bash", "input": {"command": "ls"}}},
                   {"text": "done", "usage": {"input_tokens": 12000}}]}]}
     """
+    from flower.core.workbench import atomic_write
+
+    from .script import ScriptError, load_script
+    from .server import ScriptedModel
+
     try:
         model = ScriptedModel(load_script(script), port=port)
     except ScriptError as exc:
