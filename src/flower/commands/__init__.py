@@ -7,5 +7,4 @@ the same story.
 EXIT_OK = 0
 EXIT_FAILED = 1  # the work ran and did not succeed
 EXIT_USAGE = 2  # bad input from the user (click's own code for usage errors)
-EXIT_NOT_READY = 3  # a feature this version does not have yet
 EXIT_QUIT = 130  # quit with Ctrl-C
