@@ -71,8 +71,21 @@ def test_a_first_run_asks_what_to_do_takes_a_digit_and_ends_with_the_cost(
     run.expect("What should it do")
     run.type(ASK)
     run.expect("answer 1-2")
+    status = subprocess.run(
+        [FLOWER, "status", "--json", "-w", str(workspace)], capture_output=True, text=True
+    )
+    (waiting,) = json.loads(status.stdout)["pending"]  # another process sees the question
+    assert waiting["question"] == S.ASK["question"] and waiting["options"] == ["LF", "CRLF"]
     run.type("1")
     assert run.finish() == 0, run.text[-3000:]
+    assert (
+        json.loads(
+            subprocess.run(
+                [FLOWER, "status", "--json", "-w", str(workspace)], capture_output=True
+            ).stdout
+        )["pending"]
+        == []
+    )
     brief = Brief.load(notes(workspace) / "需求.md")
     assert brief is not None and brief.complete()
     assert "答:LF" in (notes(workspace) / "问答记录.md").read_text(encoding="utf-8")
@@ -354,3 +367,37 @@ def test_flower_run_drives_your_own_workflow(
         [FLOWER, "run", f"{example}:nothing"], capture_output=True, text=True, timeout=60
     )
     assert bad.returncode == 2 and "has no 'nothing'" in bad.stderr
+
+
+def test_without_a_terminal_only_the_first_question_waits(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    second = {"question": "要不要测试?", "options": ["要", "不要"]}
+    scripted_model.play(
+        [
+            conversation(
+                "clarify",
+                tool("mcp__human__ask", S.ASK),
+                tool("mcp__human__ask", second),
+                text(S.BRIEF),
+                system=S.CLARIFIER,
+            ),
+            *quick_flow(text(S.ROUND1))[:-2],
+            S.coordinator(text(S.ROUND1)),
+        ]
+    )
+    done = subprocess.run(
+        [FLOWER, "-w", str(workspace), "--timeout", "3"],
+        input=ASK,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+    assert done.stdout.count("pass --timeout 0") == 1  # said once
+    log = (notes(workspace) / "问答记录.md").read_text(encoding="utf-8")
+    assert log.count("· timeout") == 2
+    at = {r.turn: r.at for r in scripted_model.requests_for("clarify")}
+    assert at[1] - at[0] >= 3  # the first question waited for an answer that never came
+    assert at[2] - at[1] < 2.5  # the second settled at once instead of waiting 3 s more
