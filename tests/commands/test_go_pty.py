@@ -77,15 +77,12 @@ def test_a_first_run_asks_what_to_do_takes_a_digit_and_ends_with_the_cost(
     (waiting,) = json.loads(status.stdout)["pending"]  # another process sees the question
     assert waiting["question"] == S.ASK["question"] and waiting["options"] == ["LF", "CRLF"]
     run.type("1")
-    assert run.finish() == 0, run.text[-3000:]
-    assert (
-        json.loads(
-            subprocess.run(
-                [FLOWER, "status", "--json", "-w", str(workspace)], capture_output=True
-            ).stdout
-        )["pending"]
-        == []
+    run.expect("设定目标")  # the run goes on: the answered question is no longer waiting
+    status = subprocess.run(
+        [FLOWER, "status", "--json", "-w", str(workspace)], capture_output=True, text=True
     )
+    assert json.loads(status.stdout)["pending"] == []
+    assert run.finish() == 0, run.text[-3000:]
     brief = Brief.load(notes(workspace) / "需求.md")
     assert brief is not None and brief.complete()
     assert "答:LF" in (notes(workspace) / "问答记录.md").read_text(encoding="utf-8")
