@@ -175,7 +175,7 @@ def _wrap_cells(para: str, width: int, rows: list[str]) -> None:
                 rows.append("".join(row[:space]).rstrip())
                 row = row[space + 1 :]
                 used = sum(cells(c) for c in row)
-            else:
+            if not (space > 0) or used + size > width:  # the carried word still leaves no room
                 rows.append("".join(row).rstrip())
                 row, used = [], 0
             space = -1
