@@ -95,6 +95,7 @@ def test_fit_cuts_by_cells_and_never_halves_a_wide_char() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from("ab 中文é\u0301x"), max_size=80), st.integers(1, 30))
+@example(text="\u0301 aaa中", width=4)  # a word carried past a space break, then a wide char
 def test_fit_and_wrap_never_exceed_the_width(text: str, width: int) -> None:
     assert cells(fit(text, width)) <= width
     rows = wrap(text, max(2, width))
