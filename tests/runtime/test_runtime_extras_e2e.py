@@ -167,7 +167,7 @@ def test_leaving_by_os_exit_still_stops_the_cli(
             child.send_signal(signal.SIGTERM)
         code = child.wait(timeout=60)
         took = time.monotonic() - sent
-        stopped = gone_within(child.pid, 5.0)
+        stopped = gone_within(child.pid, 20.0)  # the CLI stops its Bash call; slow under load
     finally:
         if group_alive(child.pid):
             os.killpg(child.pid, signal.SIGKILL)
