@@ -30,9 +30,10 @@ from flower.commands.options import (
     resolve_globals,
 )
 
-WAKE_PROMPT = "Continue? Enter = carry on; a line = tell it more; /new = start something else > "
-ASK_PROMPT = "What should it do? One sentence is enough (Ctrl-C quits) > "
-NEW_PROMPT = "What should the new piece of work be? (Ctrl-C quits) > "
+#: (the explanation, the short prompt): the line editor keeps a prompt to half the width.
+WAKE_PROMPT = ("Continue? Enter = carry on; a line = tell it more; /new = start over", "> ")
+ASK_PROMPT = ("What should it do? One sentence is enough (Ctrl-C quits).", "> ")
+NEW_PROMPT = ("What should the new piece of work be? (Ctrl-C quits)", "new > ")
 
 _ASKS = "Questions the agents may ask: -1 no limit, 0 none."
 _ROUNDS = "Total work rounds the judge may ask for."
@@ -128,7 +129,11 @@ def read_ask(terminal: Any, *, waking: bool, interactive: bool) -> tuple[str, bo
         if sys.stdin is None or sys.stdin.isatty():
             return "", False
         return sys.stdin.read().strip(), False
-    from flower.ui.reader import ask_line
+    from flower.ui.reader import ask_line as ask_raw
+
+    def ask_line(_: Any, prompt: tuple[str, str]) -> str | None:
+        terminal.line(prompt[0], "bold")
+        return ask_raw(terminal, prompt[1])
 
     if waking:
         said = ask_line(terminal, WAKE_PROMPT)
