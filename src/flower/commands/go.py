@@ -15,19 +15,18 @@ Only click is imported at load time: ``flower --help`` must stay light.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
 from flower.commands import EXIT_QUIT, EXIT_USAGE
 from flower.commands.options import (
+    Globals,
     check_asks,
     check_rounds,
     check_timeout,
     check_window,
-    global_options,
-    resolve_globals,
+    with_globals,
 )
 
 #: (the explanation, the short prompt): the line editor keeps a prompt to half the width.
@@ -46,7 +45,7 @@ _NEW = "Do not continue: archive the last brief, goal and lineage, start over."
 
 
 @click.command(name="go")
-@global_options
+@with_globals
 @click.argument("ask", nargs=-1)
 @click.option("--asks", type=int, default=-1, show_default=True, help=_ASKS)
 @click.option("--rounds", type=int, default=3, show_default=True, help=_ROUNDS)
@@ -59,15 +58,9 @@ _NEW = "Do not continue: archive the last brief, goal and lineage, start over."
 @click.option("--new", is_flag=True, help=_NEW)
 @click.option("--clarify-only", is_flag=True, help="Only clarify and freeze the brief.")
 @click.option("--no-trim", is_flag=True, help="Keep large old tool results whole when resuming.")
-@click.pass_context
 def go(
-    ctx: click.Context,
     ask: tuple[str, ...],
-    workspace: Path | None,
-    run_dir: Path | None,
-    verbose: bool | None,
-    workbench: bool | None,
-    trim: bool | None,
+    g: Globals,
     asks: int,
     rounds: int,
     no_goal: bool,
@@ -85,9 +78,6 @@ def go(
     flower "make X" runs it; flower again in the same folder continues the same
     conversation (Enter), takes a new remark, or /new starts over.
     """  # fmt: skip
-    g = resolve_globals(
-        ctx, workspace=workspace, run_dir=run_dir, verbose=verbose, workbench=workbench, trim=trim
-    )
     if g.workbench:
         raise click.UsageError(
             "-W/--workbench is for `once` and `run`: the main job always keeps its workbench"

@@ -18,13 +18,12 @@ This module imports only click at load time: ``flower --help`` must stay light.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from flower.commands import EXIT_USAGE
-from flower.commands.options import global_options, resolve_globals
+from flower.commands.options import Globals, with_globals
 
 if TYPE_CHECKING:
     from flower.core.runtime import Runtime
@@ -38,7 +37,7 @@ STEP = "once"
 
 
 @click.command(name="once")
-@global_options
+@with_globals
 @click.argument("ask", nargs=-1)
 @click.option(
     "--resume", metavar="SESSION_ID", help="Continue this session (an earlier run printed it)."
@@ -67,9 +66,7 @@ STEP = "once"
 )
 @click.option("--model", help="Model name (default: the CLI's).")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Stop after this many turns.")
-@click.pass_context
 def once(
-    ctx: click.Context,
     ask: tuple[str, ...],
     resume: str | None,
     fork: bool,
@@ -79,11 +76,7 @@ def once(
     max_budget: float | None,
     model: str | None,
     max_turns: int | None,
-    workspace: Path | None,
-    run_dir: Path | None,
-    verbose: bool | None,
-    workbench: bool | None,
-    trim: bool | None,
+    g: Globals,
 ) -> None:
     """One agent, one step, no workflow: flower once "fix the failing test".
 
@@ -91,9 +84,6 @@ def once(
     Ctrl-C asks what to tell the agent; a second Ctrl-C quits. Exit codes: 0 done,
     1 the step failed, 2 bad input (usage, workspace, credentials, unknown id), 130 quit.
     """  # fmt: skip
-    g = resolve_globals(
-        ctx, workspace=workspace, run_dir=run_dir, verbose=verbose, workbench=workbench, trim=trim
-    )
     prompt = " ".join(ask).strip()
     if not prompt and not resume:
         raise click.UsageError('say what to do, e.g. flower once "fix the failing test"')

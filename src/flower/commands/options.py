@@ -12,6 +12,7 @@ the current folder).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -65,6 +66,22 @@ def global_options(command: F) -> F:
     for option in reversed(options):
         command = option(command)
     return command
+
+
+_GLOBAL_NAMES = ("workspace", "run_dir", "verbose", "workbench", "trim")
+
+
+def with_globals(command: F) -> F:
+    """:func:`global_options` for a subcommand, resolved: the command gets one ``g:
+    Globals`` argument (merged with the root's flags) instead of the five values."""
+
+    @functools.wraps(command)
+    def resolved(*args: Any, **kwargs: Any) -> Any:
+        given = {name: kwargs.pop(name, None) for name in _GLOBAL_NAMES}
+        kwargs["g"] = resolve_globals(click.get_current_context(), **given)
+        return command(*args, **kwargs)
+
+    return global_options(resolved)  # type: ignore[return-value]
 
 
 def resolve_globals(ctx: click.Context, **given: Any) -> Globals:
@@ -143,4 +160,5 @@ __all__ = [
     "check_window",
     "global_options",
     "resolve_globals",
+    "with_globals",
 ]

@@ -15,26 +15,17 @@ from typing import Any
 import click
 
 from flower.commands import EXIT_USAGE
-from flower.commands.options import global_options, resolve_globals
+from flower.commands.options import Globals, with_globals
 
 
 @click.command(name="run")
-@global_options
+@with_globals
 @click.argument("target")
-@click.pass_context
 def run(
-    ctx: click.Context,
     target: str,
-    workspace: Path | None,
-    run_dir: Path | None,
-    verbose: bool | None,
-    workbench: bool | None,
-    trim: bool | None,
+    g: Globals,
 ) -> None:
     """Run your own workflow: flower run flows.py:main (or package.module:main)."""
-    g = resolve_globals(
-        ctx, workspace=workspace, run_dir=run_dir, verbose=verbose, workbench=workbench, trim=trim
-    )
     workflow = load_workflow(target)
     from flower.commands.launch import drive, make_view, open_runtime
 

@@ -13,26 +13,17 @@ from typing import Any
 
 import click
 
-from flower.commands.options import global_options, resolve_globals
+from flower.commands.options import Globals, with_globals
 
 
 @click.command(name="status")
-@global_options
+@with_globals
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of lines.")
-@click.pass_context
 def status(
-    ctx: click.Context,
     as_json: bool,
-    workspace: Path | None,
-    run_dir: Path | None,
-    verbose: bool | None,
-    workbench: bool | None,
-    trim: bool | None,
+    g: Globals,
 ) -> None:
     """Where the run in this folder stands: steps, rounds, cost, the last verdict, questions."""
-    g = resolve_globals(
-        ctx, workspace=workspace, run_dir=run_dir, verbose=verbose, workbench=workbench, trim=trim
-    )
     report = collect(g.workspace, g.run_dir)
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, indent=2))
