@@ -210,8 +210,11 @@ async def test_writer_asks_the_session_with_the_handoff_prompt() -> None:
 
 @pytest.mark.anyio
 async def test_writer_degrades_on_overflow_failure_or_missing_sections() -> None:
-    async def never(prompt: str) -> _Answer:
-        raise AssertionError("no round may run after an overflow")
+    asked: list[str] = []
+
+    async def never(prompt: str) -> _Answer:  # the writer would swallow a raise: record instead
+        asked.append(prompt)
+        return _Answer(ok=True, text="## 正在做\nA\n## 下一步\nB")
 
     async def fails(prompt: str) -> _Answer:
         return _Answer(ok=False, error="API Error: 529")
@@ -222,10 +225,14 @@ async def test_writer_degrades_on_overflow_failure_or_missing_sections() -> None
     async def raises(prompt: str) -> _Answer:
         raise OSError("boom")
 
-    assert (await write_handoff(_request(never, overflow=True))).degraded
+    after_overflow = await write_handoff(_request(never, overflow=True))
+    assert asked == []  # no round may run after an overflow
+    assert after_overflow.degraded and "接口已拒收" in after_overflow.doing
     failed = await write_handoff(_request(fails))
     assert failed.degraded and "529" in failed.doing and failed.scene == "the task"
     mixed = await write_handoff(_request(partial))
     assert mixed.degraded and mixed.complete() and (mixed.deadends, mixed.next) == ("tried X", "B")
-    assert (await write_handoff(_request(raises))).degraded
-    assert (await write_handoff(_request(None))).degraded
+    crashed = await write_handoff(_request(raises))
+    assert crashed.degraded and "OSError: boom" in crashed.doing
+    no_session = await write_handoff(_request(None))
+    assert no_session.degraded and "没有可用的会话" in no_session.doing

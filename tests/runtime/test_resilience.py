@@ -9,7 +9,7 @@ import pytest
 
 from flower.core.resilience import RESUME_PROMPT, Resilience, classify, endpoint, reachable
 from flower.testing import ScriptedModel
-from flower_plugins.resilience import classify_text
+from flower_plugins.resilience import FATAL, TRANSIENT, classify_text
 
 
 def test_documented_defaults() -> None:
@@ -78,8 +78,20 @@ def test_reachable_is_one_handshake() -> None:
         assert reachable("127.0.0.1", model.port, timeout=1.0)
         port = model.port
     assert not reachable("127.0.0.1", port, timeout=1.0)
-    assert not reachable("no-such-host.invalid", 443, timeout=1.0)
     assert not reachable("127.0.0.1", _free_port(), timeout=0.5)
+
+
+def test_a_name_that_does_not_resolve_is_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The lookup fails here, not at the system resolver: no test may reach past loopback.
+    asked: list[tuple[str, int]] = []
+
+    def no_such_name(host: str, port: int, *args: object, **kwargs: object) -> list[object]:
+        asked.append((host, port))
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_name)
+    assert not reachable("no-such-host.invalid", 443, timeout=1.0)
+    assert asked == [("no-such-host.invalid", 443)]
 
 
 @pytest.mark.parametrize(
@@ -100,7 +112,6 @@ def test_reachable_is_one_handshake() -> None:
         ("getaddrinfo ENOTFOUND api.anthropic.com", "transient"),
         ("Request timed out.", "transient"),
         ("Invalid API key · Fix external API key (HTTP 401, authentication_failed)", "fatal"),
-        # a fatal text that mentions a connection is still fatal: fatal is checked first
         ("authentication_error: connection rejected, invalid x-api-key (HTTP 401)", "fatal"),
         ("API Error: 400 Bad Request (HTTP 400, unknown)", "fatal"),
         ("API Error: 403 Forbidden (HTTP 403)", "fatal"),
@@ -115,6 +126,27 @@ def test_reachable_is_one_handshake() -> None:
 def test_default_classifier(text: str, verdict: str) -> None:
     assert classify_text(text) == verdict
     assert classify(text) == verdict  # through the hook, the default answering last
+
+
+#: Fatal texts that also carry a transient pattern: only checking fatal first gets them right
+#: (the other order would wait forever on a bad key or an empty balance).
+BOTH = [
+    "authentication_error: connection refused, invalid x-api-key (HTTP 401)",
+    "Invalid API key · connection reset by the gateway (HTTP 401, authentication_failed)",
+    "Your credit balance is too low (HTTP 400, rate_limit); try again later",
+    "API Error: 403 Forbidden: the network policy denies this request (HTTP 403)",
+    "error_max_turns: Reached maximum number of turns (4) after the request timed out",
+    "Not logged in · Please run /login (ECONNREFUSED)",
+    "API Error: 500 Internal server error (HTTP 500, authentication_failed)",
+]
+
+
+@pytest.mark.parametrize("text", BOTH)
+def test_fatal_is_checked_before_transient(text: str) -> None:
+    assert FATAL.search(text) and TRANSIENT.search(text)  # the case really is ambiguous
+    assert classify_text(text) == "fatal"
+    assert classify(text) == "fatal"
+    assert not Resilience().retryable(text)
 
 
 def test_retryable_honours_retry_unknown() -> None:
