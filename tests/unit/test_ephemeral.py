@@ -3,6 +3,10 @@
 A wrong True is a security bug (state change or code execution behind a whitelisted verb), so
 the table below is mostly attacks, and the hypothesis properties insert refused constructs into
 otherwise-whitelisted commands and demand False every time.
+
+The tests ask ``decide``, not ``is_ephemeral``: ``is_ephemeral`` turns any crash inside the
+checker into a ``False`` (fail closed), which would let a crashing checker pass every "refused"
+case. ``decide`` lets such a crash propagate, so a refusal here is always a decision.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import flower
-from flower.core.ephemeral import _VERBS, NEVER, Word, _lex, _Refuse, is_ephemeral
+from flower.core import ephemeral
+from flower.core.ephemeral import _VERBS, NEVER, Word, _lex, _Refuse, decide, is_ephemeral
 
 ALLOWED = [
     # -- the seed's own examples (compound commands are checked per segment) --
@@ -531,11 +536,13 @@ REFUSED = [
 
 @pytest.mark.parametrize("cmd", ALLOWED)
 def test_allowed(cmd: str) -> None:
+    assert decide(cmd) is True
     assert is_ephemeral(cmd) is True
 
 
 @pytest.mark.parametrize("cmd", REFUSED)
 def test_refused(cmd: str) -> None:
+    assert decide(cmd) is False  # a decision: a crash in the checker would raise here
     assert is_ephemeral(cmd) is False
 
 
@@ -554,8 +561,19 @@ def test_public_export() -> None:
 
 
 def test_non_string_is_false() -> None:
+    assert decide(None) is False  # type: ignore[arg-type]
+    assert decide(b"ls") is False  # type: ignore[arg-type]
     assert is_ephemeral(None) is False  # type: ignore[arg-type]
-    assert is_ephemeral(b"ls") is False  # type: ignore[arg-type]
+
+
+def test_only_the_gate_turns_a_checker_crash_into_false(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(words: object) -> bool:
+        raise IndexError("a bug in a rule")
+
+    monkeypatch.setattr(ephemeral, "_segment_ok", broken)
+    with pytest.raises(IndexError):
+        decide("ls")
+    assert is_ephemeral("ls") is False  # fail closed
 
 
 # --------------------------------------------------------------------------------------------
@@ -673,7 +691,7 @@ spacing = st.lists(st.sampled_from([" ", "  ", "\t", " \t "]), min_size=1, max_s
 
 @given(parts=_safe_command(), spaces=spacing)
 def test_safe_compositions_are_accepted(parts: list[str], spaces: list[str]) -> None:
-    assert is_ephemeral(_join(parts, spaces)) is True
+    assert decide(_join(parts, spaces)) is True
 
 
 @given(parts=_safe_command(), spaces=spacing, data=st.data())
@@ -687,7 +705,7 @@ def test_bad_segment_anywhere_is_refused(
     parts = [*parts[:slot], bad, separator, *parts[slot:]] if slot < len(parts) else [
         *parts, separator, bad,
     ]  # fmt: skip
-    assert is_ephemeral(_join(parts, spaces)) is False
+    assert decide(_join(parts, spaces)) is False
 
 
 @given(parts=_safe_command(), spaces=spacing, data=st.data())
@@ -701,7 +719,7 @@ def test_bad_word_anywhere_is_refused(
     position = data.draw(st.integers(0, len(words)))
     words.insert(position, bad)
     parts = [*parts[:segment_index], " ".join(words), *parts[segment_index + 1 :]]
-    assert is_ephemeral(_join(parts, spaces)) is False
+    assert decide(_join(parts, spaces)) is False
 
 
 @given(parts=_safe_command(), spaces=spacing, data=st.data())
@@ -713,13 +731,13 @@ def test_bad_separator_anywhere_is_refused(
     segment_index = data.draw(st.integers(0, (len(parts) - 1) // 2)) * 2
     parts = [*parts]
     parts[segment_index] = f"{parts[segment_index]} {bad} {tail}"
-    assert is_ephemeral(_join(parts, spaces)) is False
+    assert decide(_join(parts, spaces)) is False
 
 
 @given(st.text())
 @settings(max_examples=1000)
 def test_never_raises_on_arbitrary_text(cmd: str) -> None:
-    assert is_ephemeral(cmd) in (True, False)
+    assert type(decide(cmd)) is bool  # and never raises
 
 
 @given(
@@ -727,7 +745,7 @@ def test_never_raises_on_arbitrary_text(cmd: str) -> None:
 )
 @settings(max_examples=2000)
 def test_never_raises_on_shell_soup(cmd: str) -> None:
-    assert is_ephemeral(cmd) in (True, False)
+    assert type(decide(cmd)) is bool  # and never raises
 
 
 @given(
@@ -736,8 +754,8 @@ def test_never_raises_on_shell_soup(cmd: str) -> None:
     after=st.text(alphabet=" \t\n", max_size=5),
 )
 def test_surrounding_whitespace_keeps_accepted_commands(cmd: str, before: str, after: str) -> None:
-    if is_ephemeral(cmd):
-        assert is_ephemeral(before + cmd + after) is True
+    if decide(cmd):
+        assert decide(before + cmd + after) is True
 
 
 # --------------------------------------------------------------------------------------------

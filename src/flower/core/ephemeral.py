@@ -53,7 +53,8 @@ Where the seed is silent, this module chooses the conservative reading:
   code). The repository's own config (``diff.external``, ``core.fsmonitor``) is trusted: running
   any git command in it already trusts it.
 * Anything unexpected inside the checker itself is a ``False`` (fail closed): this function
-  never raises.
+  never raises. The swallow sits in :func:`is_ephemeral` alone; :func:`decide` is the same
+  decision with a checker crash left to propagate, which is what the tests exercise.
 """
 
 from __future__ import annotations
@@ -1054,17 +1055,33 @@ def _has_forbidden_control(cmd: str) -> bool:
     return any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in cmd)
 
 
+def decide(cmd: str) -> bool:
+    """The decision itself: ``True`` or ``False`` by the rules, and nothing else.
+
+    Every refusal is a decision: the checks return ``False`` or raise :class:`_Refuse`,
+    which ends here as ``False``. Any other exception is a bug in the checker and
+    propagates, so tests see it (:func:`is_ephemeral` is what callers use: it fails
+    closed on such a bug).
+    """
+    if not isinstance(cmd, str):
+        return False
+    stripped = cmd.strip(" \t\n")
+    if not stripped or _has_forbidden_control(stripped):
+        return False
+    try:
+        return all(_segment_ok(segment) for segment in _segments(_lex(stripped)))
+    except _Refuse:
+        return False
+
+
 def is_ephemeral(cmd: str) -> bool:
     """True iff ``cmd`` only looks at state (safe to run unsupervised, stale once it ran).
 
-    See the module docstring for the exact rules; every doubt is ``False``.
+    See the module docstring for the exact rules; every doubt is ``False``. This is
+    :func:`decide` failing closed: a crash inside the checker (a bug, never a rule) is a
+    ``False`` too, because a wrong ``True`` here is a security hole.
     """
     try:
-        if not isinstance(cmd, str):
-            return False
-        stripped = cmd.strip(" \t\n")
-        if not stripped or _has_forbidden_control(stripped):
-            return False
-        return all(_segment_ok(segment) for segment in _segments(_lex(stripped)))
+        return decide(cmd)
     except Exception:  # fail closed: a checker bug must never become a True
         return False
