@@ -16,6 +16,8 @@ import pytest
 import flower
 from flower import plugins
 
+from .conftest import local_env, once_per_session
+
 HERE = Path(__file__).parent
 FLOWER = str(Path(sys.executable).parent / "flower")
 THIRD_PARTY = ("flower-plugin-sample", "flower-plugin-broken", "flower-plugin-misspelt")
@@ -23,25 +25,31 @@ THIRD_PARTY = ("flower-plugin-sample", "flower-plugin-broken", "flower-plugin-mi
 
 @pytest.fixture(scope="session")
 def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The test distributions, really pip-installed into a folder of their own."""
-    site = tmp_path_factory.mktemp("site")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-build-isolation",
-            "--target",
-            str(site),
-            *(str(HERE / "plugins" / name) for name in THIRD_PARTY),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return site
+    """The test distributions, really pip-installed into a folder of their own (once per
+    session, without an index, pip's config or cache, or the user's HOME)."""
+
+    def install(site: Path) -> None:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-index",
+                "--no-deps",
+                "--no-build-isolation",
+                "--target",
+                str(site),
+                *(str(HERE / "plugins" / name) for name in THIRD_PARTY),
+            ],
+            capture_output=True,
+            text=True,
+            env=local_env(site.parent / "plugin-site-home"),
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+
+    return once_per_session(tmp_path_factory, "plugin-site", install)
 
 
 def run_flower(
@@ -149,7 +157,15 @@ def test_an_installed_plugin_overrides_a_default(monkeypatch: pytest.MonkeyPatch
 
     pm.register(Override(), name="override")
     try:
-        assert pm.hook.flower_cli_commands()[0] == ["from the plugin"]
+        # Registered last, the plugin would come first by pluggy's order alone; registering
+        # the defaults again after it leaves only trylast to put them behind it.
+        defaults = [name for name in plugins.DEFAULT_PLUGINS if pm.get_plugin(name) is not None]
+        for name in defaults:
+            module = pm.unregister(name=name)
+            pm.register(module, name=name)
+        results = pm.hook.flower_cli_commands()
+        assert results[0] == ["from the plugin"]
+        assert len(results) > 1  # the defaults still answer, after it
     finally:
         plugins.reset_plugin_manager()
 

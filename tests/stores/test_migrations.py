@@ -166,27 +166,11 @@ print(migrate.upgrade(Path(sys.argv[1])))
 """
 
 
-def test_migrations_ship_inside_the_wheel_and_run_from_it(tmp_path: Path) -> None:
-    repo = Path(__file__).resolve().parents[2]
-    built = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "build",
-            "--wheel",
-            "--no-isolation",
-            "--outdir",
-            str(tmp_path),
-            str(repo),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert built.returncode == 0, built.stderr[-2000:]
-    (wheel,) = tmp_path.glob("flower-*.whl")
+def test_migrations_ship_inside_the_wheel_and_run_from_it(
+    flower_wheel: Path, tmp_path: Path
+) -> None:
     site = tmp_path / "site"
-    with zipfile.ZipFile(wheel) as archive:
+    with zipfile.ZipFile(flower_wheel) as archive:
         names = archive.namelist()
         assert "flower/_migrations/env.py" in names
         assert "flower/_migrations/versions/0001_initial.py" in names
