@@ -13,21 +13,31 @@ from pathlib import Path
 
 import pytest
 
+from flower.stores.prune import INTERRUPTED_NOTE
 from flower.testing import ScriptedModel, bash, conversation, text
 
 pytestmark = pytest.mark.e2e
 
 FLOWER = str(Path(sys.executable).with_name("flower"))
 SMALL = {"input_tokens": 500}
+#: A Bash call that says when it is running (it touches ``started`` in the workspace) and
+#: says "slept" only if nothing stopped it. Not a bare sleep: the CLI refuses those.
+SLOW = "touch started && sleep 20 && echo slept"
 
 
-def run_once(
-    args: list[str], env: dict[str, str], cwd: Path, **kw: object
-) -> subprocess.CompletedProcess[str]:
+def wait_until_running(workspace: Path, proc: subprocess.Popen[str] | None = None) -> None:
+    """Return once the scripted Bash call is running (its marker file exists)."""
+    deadline = time.monotonic() + 60
+    while not (workspace / "started").exists():
+        assert time.monotonic() < deadline, "the Bash call never started"
+        assert proc is None or proc.poll() is None, "flower ended before the Bash call ran"
+        time.sleep(0.05)
+
+
+def run_once(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [FLOWER, "once", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120,
-        **kw,  # type: ignore[arg-type]
-    )  # fmt: skip
+        [FLOWER, "once", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.fixture
@@ -133,26 +143,20 @@ def test_ctrl_c_asks_for_a_line_and_the_session_goes_on_with_it(
     scripted_model.play(
         [
             conversation("after", text("ok, tabs", usage=SMALL), after_user=said),
-            conversation(
-                "main", bash("echo started && sleep 20", usage=SMALL), first_user="format it"
-            ),
+            conversation("main", bash(SLOW, usage=SMALL), first_user="format it"),
         ]
     )
     run = Flower("once", "format it", "-w", str(workspace), cwd=tmp_path)
-    deadline = time.monotonic() + 60
-    while not any(r.outcome == "reply" for r in scripted_model.requests_for("main")):
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
-    time.sleep(1.0)  # the Bash call is running now
-    started = time.monotonic()
+    wait_until_running(workspace)
     run.ctrl_c()  # the byte a keyboard sends, into the terminal
     run.expect("what should the agent hear")
     run.type(said)
     assert run.finish() == 0, run.text[-3000:]
-    assert time.monotonic() - started < 15, "the sleep was not interrupted"
     assert "ok, tabs" in run.text and "* once done" in run.text
     (after,) = scripted_model.requests_for("after")
     assert "format it" in after.text() and said in after.text()
+    # the running call was stopped, not waited out: its result is the interruption note
+    assert after.tool_results() == {"toolu_main_0_0": INTERRUPTED_NOTE}
 
 
 def test_a_second_ctrl_c_quits_with_130(
@@ -160,15 +164,9 @@ def test_a_second_ctrl_c_quits_with_130(
 ) -> None:
     from tests.commands.terminal import Flower
 
-    scripted_model.play(
-        [conversation("main", bash("echo started && sleep 20", usage=SMALL), first_user="wait")]
-    )
+    scripted_model.play([conversation("main", bash(SLOW, usage=SMALL), first_user="wait")])
     run = Flower("once", "wait", "-w", str(workspace), cwd=tmp_path)
-    deadline = time.monotonic() + 60
-    while not scripted_model.requests_for("main"):
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
-    time.sleep(1.0)
+    wait_until_running(workspace)
     run.ctrl_c()
     run.expect("what should the agent hear")
     run.ctrl_c()
@@ -180,18 +178,12 @@ def test_a_second_ctrl_c_quits_with_130(
 def test_sigint_in_a_pipe_quits_cleanly(
     scripted_model: ScriptedModel, env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
-    scripted_model.play(
-        [conversation("main", bash("echo started && sleep 20", usage=SMALL), first_user="wait")]
-    )
+    scripted_model.play([conversation("main", bash(SLOW, usage=SMALL), first_user="wait")])
     proc = subprocess.Popen(
         [FLOWER, "once", "wait", "-w", str(workspace)], env=env, cwd=tmp_path,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while not scripted_model.requests_for("main"):
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.1)
-    time.sleep(1.0)
+    wait_until_running(workspace, proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, out + err
