@@ -26,11 +26,6 @@ TASK = "build the thing"
 SMALL = {"input_tokens": 500}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def runtime(workspace: Path, tmp_path: Path) -> Runtime:
     quick = Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.1, probe_timeout=0.5)
     return Runtime(workspace=workspace, run_dir=tmp_path / "runs", resilience=quick)

@@ -28,11 +28,6 @@ SMALL = {"input_tokens": 500}
 POINTER = re.compile(r"原文完整保存在 (\S+) ")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def fast(**kw: Any) -> Resilience:
     """Resilience with waits short enough for a test."""
     return Resilience(
