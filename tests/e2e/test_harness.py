@@ -25,11 +25,6 @@ from flower.testing import ScriptedModel, bash, conversation, text, tool
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def collect(prompt: str, options: ClaudeAgentOptions) -> list[Any]:
     return [message async for message in query(prompt=prompt, options=options)]
 

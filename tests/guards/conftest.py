@@ -15,11 +15,6 @@ import pytest
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class MiniChannel:
     """The smallest real channel: ``ask`` answers from a list, ``inbox`` is empty."""
 

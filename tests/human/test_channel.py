@@ -39,11 +39,6 @@ BLOCK_HEAD = re.compile(
 )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Recorder(list[Event]):
     def states(self, kind: str = "ask") -> list[tuple[str, str]]:
         return [(e.payload["id"], e.payload["state"]) for e in self if e.kind == kind]

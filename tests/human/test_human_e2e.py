@@ -26,11 +26,6 @@ TASK = "make the thing"
 ASK_ID = "toolu_main_0_0"  # the first tool call of conversation "main"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def run(
     ch: HumanChannel,
     workspace: Path,
@@ -46,11 +41,8 @@ async def run(
         mcp_servers=ch.mcp_servers(),
         env=env or {},
     )
-    rt = Runtime(workspace=workspace, run_dir=tmp_path / "runs", resilience=False)
-    try:
+    with Runtime(workspace=workspace, run_dir=tmp_path / "runs", resilience=False) as rt:
         return await rt.run(spec, TASK)
-    finally:
-        rt.close()
 
 
 def human(ch: HumanChannel, *, answer: str, remark: str = "", delay: float = 0.2) -> list[Any]:

@@ -190,11 +190,6 @@ def _request(ask: object = None, *, overflow: bool = False) -> HandoffRequest:
     )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_writer_asks_the_session_with_the_handoff_prompt() -> None:
     asked: list[str] = []

@@ -57,11 +57,6 @@ CHILD = textwrap.dedent(
 )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def stored(run_dir: Path, sid: str) -> list[dict[str, Any]]:
     db = sqlite3.connect(run_dir / "sessions.db")
     try:
@@ -109,13 +104,10 @@ def killed_mid_tool(model: ScriptedModel, workspace: Path, tmp_path: Path) -> tu
 
 
 async def resume(workspace: Path, run_dir: Path, sid: str, said: str, *, heal: bool) -> None:
-    rt = Runtime(workspace=workspace, run_dir=run_dir)
-    rt.store.prune_policy.heal_orphans = heal  # type: ignore[attr-defined]
-    try:
+    with Runtime(workspace=workspace, run_dir=run_dir) as rt:
+        rt.store.prune_policy.heal_orphans = heal  # type: ignore[attr-defined]
         r = await rt.run(AgentSpec(name="w", instructions="", allowed_tools=["Bash"]), said,
                          step_name="干活", resume=sid)  # fmt: skip
-    finally:
-        rt.close()
     assert r.ok and r.session_id == sid, r.errors
 
 
@@ -194,11 +186,8 @@ async def test_without_healing_the_cli_answers_a_trailing_orphan_itself_in_engli
     assert written["parentUuid"] == written["sourceToolAssistantUUID"]
 
     # What the CLI wrote back is reworded the next time the session is loaded.
-    rt = Runtime(workspace=workspace, run_dir=run_dir)
-    try:
+    with Runtime(workspace=workspace, run_dir=run_dir) as rt:
         loaded = await rt.store.load({"project_key": rt.project_key, "session_id": sid})
-    finally:
-        rt.close()
     assert loaded is not None
     (line,) = [e for e in loaded if e.get("toolDenialKind") == "interrupted"]
     assert line["message"]["content"][0]["content"] == ORPHAN_NOTE

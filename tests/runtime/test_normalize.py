@@ -15,11 +15,6 @@ from flower.testing import ScriptedModel, Turn, bash, conversation, text
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_a_run_reports_every_kind_a_watcher_tells_apart(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:

@@ -175,11 +175,6 @@ def test_a_plugin_classifier_overrides_the_default() -> None:
         pm.unregister(plugin)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_wait_online_returns_when_the_endpoint_comes_back() -> None:
     model = ScriptedModel()

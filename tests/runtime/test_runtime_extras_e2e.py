@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +31,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 TASK = "build the thing"
 SLOW = "echo started && sleep 15"  # not a bare sleep: the CLI refuses those
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def spec() -> AgentSpec:
@@ -178,7 +174,7 @@ def test_leaving_by_os_exit_still_stops_the_cli(
 
 
 async def test_an_interrupt_from_another_thread_resumes_with_the_humans_line(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, claude_env: dict[str, str], make_runtime: Callable[..., Runtime]
 ) -> None:
     said = "also write a README please"
     scripted_model.play(
@@ -187,7 +183,7 @@ async def test_an_interrupt_from_another_thread_resumes_with_the_humans_line(
             conversation("main", bash(SLOW), first_user=TASK),
         ]
     )
-    rt = Runtime(workspace=workspace, run_dir=tmp_path / "runs")
+    rt = make_runtime()
     running = threading.Event()
     outcome: dict[str, Any] = {}
 
@@ -207,7 +203,6 @@ async def test_an_interrupt_from_another_thread_resumes_with_the_humans_line(
         r = await rt.run(spec(), TASK, on_event=on_event)
     finally:
         ui.join(timeout=60)
-        rt.close()
 
     assert outcome["returned"] is True and outcome["thread"] != threading.get_ident()
     assert r.ok and r.text == "noted", r.errors
@@ -236,8 +231,7 @@ async def test_context_of_total_cost_and_the_paths_after_two_steps(
         ]
     )  # fmt: skip
     run_dir = tmp_path / "runs"
-    rt = Runtime(workspace=workspace, run_dir=run_dir)
-    try:
+    with Runtime(workspace=workspace, run_dir=run_dir) as rt:
         assert rt.total_cost() == 0.0
         first = await rt.run(spec(), "one")
         second = await rt.run(spec(), "two")
@@ -249,16 +243,14 @@ async def test_context_of_total_cost_and_the_paths_after_two_steps(
         assert first.cost_usd > 0 and second.cost_usd > 0
         assert rt.manifest_path == run_dir / "manifest.json" and rt.manifest_path.is_file()
         assert rt.project_key == project_key_for_directory(str(workspace))
-    finally:
-        rt.close()
     with Runtime(workspace=workspace, run_dir=run_dir) as later:  # the wake-up line's case
         assert later.context_of(first.session_id) == 700 and later.total_cost() == 0.0
 
 
 async def test_a_worker_writes_into_a_workbench_outside_the_workspace(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, claude_env: dict[str, str], make_runtime: Callable[..., Runtime]
 ) -> None:
-    rt = Runtime(workspace=workspace, run_dir=tmp_path / "runs", workbench=True)
+    rt = make_runtime(workbench=True)
     assert rt.workbench is not None and rt.workbench.external
     target = rt.workbench.notes / "发现.md"
     dispatch = {"description": "record", "prompt": "write the note",
@@ -272,10 +264,7 @@ async def test_a_worker_writes_into_a_workbench_outside_the_workspace(
     )  # fmt: skip
     lead = coordinator("协调者", "", workers={"coder": worker("writes notes", "write it")})
     assert lead.permission_mode == "acceptEdits" and "Write" not in lead.allowed_tools
-    try:
-        r = await rt.run(lead, TASK)
-    finally:
-        rt.close()
+    r = await rt.run(lead, TASK)
 
     assert r.ok, r.errors
     (sub,) = [q for q in scripted_model.requests_for("coder") if q.tool_results()]

@@ -3,6 +3,9 @@
 The Postgres tests use the server at ``FLOWER_TEST_PG_URL`` (default the local one,
 127.0.0.1:5432, database ``test``). Where no server answers they skip with the reason,
 except under ``CI=true``, where a missing server fails them: CI must prove Postgres.
+
+A test that must hold on both backends takes ``store_target``: it runs once on a SQLite
+file and once on a fresh Postgres schema (``[sqlite]`` / ``[postgres]``).
 """
 
 from __future__ import annotations
@@ -11,15 +14,11 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from functools import cache
+from pathlib import Path
 
 import pytest
 
 PG_URL = os.environ.get("FLOWER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @cache
@@ -67,3 +66,12 @@ def pg_schemas() -> Iterator[Callable[[], str]]:
 @pytest.fixture
 def pg_url(pg_schemas: Callable[[], str]) -> str:
     return pg_schemas()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a store goes: a SQLite file, then (a second run of the test) a Postgres schema."""
+    if request.param == "postgres":
+        url: str = request.getfixturevalue("pg_url")
+        return url
+    return str(tmp_path / "s.db")

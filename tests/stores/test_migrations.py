@@ -108,22 +108,18 @@ def test_postgres_walks_down_and_up_with_data_kept_and_is_never_upgraded_silentl
     assert snapshot(pg_url) == before
 
 
-@pytest.mark.parametrize("where", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def test_a_revision_from_a_newer_flower_is_refused(
-    where: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    target = tmp_path / "s.db" if where == "sqlite" else request.getfixturevalue("pg_url")
-    fill(target)
-    engine = sa.create_engine(to_url(target))
+def test_a_revision_from_a_newer_flower_is_refused(store_target: str) -> None:
+    fill(store_target)
+    engine = sa.create_engine(to_url(store_target))
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE flower_schema_version SET version_num = 'f00dface'"))
     engine.dispose()
 
     with pytest.raises(StoreError) as caught:
-        SqliteSessionStore(target)
+        SqliteSessionStore(store_target)
     assert "'f00dface', which this flower (0.1.0) does not know" in str(caught.value)
     with pytest.raises(StoreError, match="upgrade flower instead"):
-        migrate.upgrade(target)
+        migrate.upgrade(store_target)
 
 
 def test_flower_db_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -191,21 +187,17 @@ def test_migrations_ship_inside_the_wheel_and_run_from_it(
     assert result == "(None, '0002')"
 
 
-@pytest.mark.parametrize("where", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def test_an_applications_own_alembic_history_is_left_alone(
-    where: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    target = tmp_path / "app.db" if where == "sqlite" else request.getfixturevalue("pg_url")
-    engine = sa.create_engine(to_url(target))
+def test_an_applications_own_alembic_history_is_left_alone(store_target: str) -> None:
+    engine = sa.create_engine(to_url(store_target))
     with engine.begin() as conn:
         conn.execute(sa.text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
         conn.execute(sa.text("INSERT INTO alembic_version VALUES ('app_rev_42')"))
     engine.dispose()
 
-    SqliteSessionStore(target).close()  # flower's schema goes in beside the app's
+    SqliteSessionStore(store_target).close()  # flower's schema goes in beside the app's
 
-    assert migrate.current(target) == migrate.head()
-    engine = sa.create_engine(to_url(target))
+    assert migrate.current(store_target) == migrate.head()
+    engine = sa.create_engine(to_url(store_target))
     with engine.connect() as conn:
         assert (
             conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()

@@ -89,17 +89,14 @@ async def test_two_writers_on_one_session_never_lose_a_fold(tmp_path: Path) -> N
         assert summary["data"] == expected["data"]
 
 
-@pytest.mark.parametrize(
-    "where", ["sqlite", "portable", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
+@pytest.mark.parametrize("insert", ["native", "portable"])
 async def test_a_replayed_batch_changes_neither_the_summary_nor_the_context(
-    tmp_path: Path, where: str, request: pytest.FixtureRequest
+    store_target: str, insert: str
 ) -> None:
     """Lines already stored are skipped, so they must not be folded (or counted) again:
     the summary stays the fold of the stored transcript, whichever insert path ran."""
-    target = request.getfixturevalue("pg_url") if where == "postgres" else tmp_path / "s.db"
-    store = SqliteSessionStore(target)
-    if where == "portable":
+    store = SqliteSessionStore(store_target)
+    if insert == "portable":
         store._insert_new = None
     old = line(1, type="assistant", gitBranch="old", message={"usage": {"input_tokens": 100}})
     new = line(2, type="assistant", gitBranch="new", message={"usage": {"input_tokens": 900}})
@@ -261,15 +258,15 @@ asyncio.run(main())
 """
 
 
-@pytest.mark.parametrize("where", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_processes_racing_on_one_session_keep_its_summary_the_fold_of_what_is_stored(
-    tmp_path: Path, where: str, request: pytest.FixtureRequest
+    store_target: str,
 ) -> None:
     """The read-fold-write of the summary is serialised per session across processes,
     and lines another process stored first are not folded twice."""
-    target = request.getfixturevalue("pg_url") if where == "postgres" else str(tmp_path / "s.db")
     procs = [
-        subprocess.Popen([sys.executable, "-c", FOLDER, target, f"w{n}"], stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", FOLDER, store_target, f"w{n}"], stderr=subprocess.PIPE
+        )
         for n in range(4)
     ]
     for proc in procs:
@@ -277,7 +274,7 @@ def test_processes_racing_on_one_session_keep_its_summary_the_fold_of_what_is_st
         assert proc.returncode == 0, err
 
     async def check() -> None:
-        store = SqliteSessionStore(target)
+        store = SqliteSessionStore(store_target)
         key = {"project_key": "p", "session_id": "one"}
         stored = await store.load(key)
         assert stored is not None and len(stored) == 4 * 30 * 2 + 7
@@ -367,16 +364,12 @@ def test_load_of_an_unknown_session_writes_nothing(tmp_path: Path) -> None:
     assert asyncio.run(store.list_sessions("proj")) == []
 
 
-@pytest.mark.parametrize("where", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def test_half_a_surrogate_pair_is_stored_and_loaded_back(
-    tmp_path: Path, where: str, request: pytest.FixtureRequest
-) -> None:
+def test_half_a_surrogate_pair_is_stored_and_loaded_back(store_target: str) -> None:
     """JSON may hold a lone ``\\ud83d`` (the CLI's strings are UTF-16: text cut at a length
     can split an emoji): it is not UTF-8, yet the batch must not be lost over it."""
-    target = request.getfixturevalue("pg_url") if where == "postgres" else tmp_path / "s.db"
     cut = json.loads('{"type": "user", "uuid": "u1", "message": {"content": "cut \\ud83d"}}')
     odd = line(2, text="\ue000s\ue0000 \ud800\x00\udfff end")  # next to flower's own escapes
-    store = SqliteSessionStore(target)
+    store = SqliteSessionStore(store_target)
     asyncio.run(store.append(KEY, [cut, odd, line(3)]))
     assert asyncio.run(store.load(KEY)) == [cut, odd, line(3)]
     (summary,) = asyncio.run(store.list_session_summaries("proj"))

@@ -24,11 +24,6 @@ SMALL = {"input_tokens": 500}
 HOSTILE = r"printf 'A\033[31mRED\033]0;pwned\007\033[2J\033P+q\033\\Z\n'; exit 3"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_the_clis_own_retries_show_within_a_second_and_tools_cannot_inject(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:

@@ -26,11 +26,6 @@ pytestmark = pytest.mark.anyio
 SPEC = AgentSpec(name="a", instructions="")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_steps_run_in_order_and_hand_results_on_through_ctx(rt: FakeRuntime) -> None:
     rt.replies = {"一": "first", "二": "second"}
     wf = Workflow([Step("一", SPEC, "go"), Step("二", SPEC, lambda ctx: f"after {ctx['一']}")])

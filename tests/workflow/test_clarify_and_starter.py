@@ -23,11 +23,6 @@ pytestmark = pytest.mark.anyio
 BRIEF = "## 目标\nA\n## 验收标准\nB\n## 边界\nC\n## 未知与假设\nD"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_clarify_freezes_a_complete_brief_and_hands_on_only_the_sections(
     rt: FakeRuntime,
 ) -> None:

@@ -41,11 +41,6 @@ UNREACHABLE = "## 结论\n无法达成\n## 理由\n要 macOS"
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def goal_path(rt: FakeRuntime) -> Path:
     path = rt.workspace / "目标.md"
     Goal.parse(GOAL).write(path)
