@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import textwrap
 import time
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -39,11 +37,6 @@ DOC = (
 )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def fast(**kw: Any) -> Resilience:
     """Resilience with waits short enough for a test."""
     return Resilience(
@@ -51,9 +44,16 @@ def fast(**kw: Any) -> Resilience:
     )
 
 
-def runtime(workspace: Path, tmp_path: Path, **kw: Any) -> Runtime:
-    kw.setdefault("resilience", fast())
-    return Runtime(workspace=workspace, run_dir=tmp_path / "runs", **kw)
+@pytest.fixture
+def runtime(make_runtime: Callable[..., Runtime]) -> Callable[..., Runtime]:
+    """``runtime(**kw)``: a Runtime on the workspace with test-speed resilience, closed at
+    teardown."""
+
+    def make(**kw: Any) -> Runtime:
+        kw.setdefault("resilience", fast())
+        return make_runtime(**kw)
+
+    return make
 
 
 def spec(**kw: Any) -> AgentSpec:
@@ -86,19 +86,20 @@ def assistant_texts(req: RecordedRequest) -> list[str]:
 
 
 async def test_a_step_with_bash_succeeds_and_its_manifest_row_is_complete(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    runtime: Callable[..., Runtime],
 ) -> None:
     scripted_model.play(
         [conversation("main", bash("echo made > proof.txt"), text("done", usage=SMALL))]
     )
-    rt = runtime(workspace, tmp_path)
+    rt = runtime()
     events = Events()
     sessions: list[tuple[str, int]] = []
     rt.on_session = lambda sid: sessions.append((sid, len(events)))
-    try:
-        r = await rt.run(spec(), TASK, step_name="干活", on_event=events.append)
-    finally:
-        rt.close()
+    r = await rt.run(spec(), TASK, step_name="干活", on_event=events.append)
 
     assert r.ok and r.text == "done" and r.error is None
     assert (workspace / "proof.txt").read_text().strip() == "made"
@@ -116,15 +117,12 @@ async def test_a_step_with_bash_succeeds_and_its_manifest_row_is_complete(
     assert set(row) == {f.name for f in fields(StepResult)} | {"duration_s", "run"}
     assert row["run"] == rt.run_id and row["step"] == "干活" and row["session_id"] == r.session_id
     assert row["ok"] is True and row["duration_s"] == pytest.approx(r.duration_s, abs=0.002)
-    reopened = runtime(workspace, tmp_path)
-    try:
-        assert reopened.has_session(r.session_id) and not reopened.has_session("no-such-session")
-    finally:
-        reopened.close()
+    reopened = runtime()
+    assert reopened.has_session(r.session_id) and not reopened.has_session("no-such-session")
 
 
 async def test_an_outage_waits_for_the_network_and_resumes_the_same_session(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, claude_env: dict[str, str], runtime: Callable[..., Runtime]
 ) -> None:
     # The second reply fails twice: the CLI's own single retry (cli_retries=1) is used
     # up, then the server goes away for a second, so flower must wait and resume. The
@@ -140,7 +138,7 @@ async def test_an_outage_waits_for_the_network_and_resumes_the_same_session(
             ),
         ]
     )
-    rt = runtime(workspace, tmp_path, resilience=fast(cli_retries=1))
+    rt = runtime(resilience=fast(cli_retries=1))
     events = Events()
 
     def on_event(event: Event) -> None:
@@ -148,10 +146,7 @@ async def test_an_outage_waits_for_the_network_and_resumes_the_same_session(
         if event.kind == "retry":
             scripted_model.restart(after=1.0)  # an outage: connections refused for 1 s
 
-    try:
-        r = await rt.run(spec(), TASK, on_event=on_event)
-    finally:
-        rt.close()
+    r = await rt.run(spec(), TASK, on_event=on_event)
 
     assert r.ok and r.text == "recovered", r.errors
     assert r.attempts == 2 and r.resumed
@@ -170,44 +165,35 @@ async def test_an_outage_waits_for_the_network_and_resumes_the_same_session(
 
 
 async def test_a_401_stops_at_once_with_a_clear_error(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, claude_env: dict[str, str], runtime: Callable[..., Runtime]
 ) -> None:
     scripted_model.play([conversation("main", Turn(text="never", fail_always=401))])
-    rt = runtime(workspace, tmp_path)
+    rt = runtime()
     events = Events()
-    try:
-        r = await rt.run(spec(), TASK, on_event=events.append)
-    finally:
-        rt.close()
+    r = await rt.run(spec(), TASK, on_event=events.append)
     assert not r.ok and r.attempts == 1 and not events.of("retry")
     assert r.error is not None and "401" in r.error and "API key" in r.error
     assert len(scripted_model.requests_for("main")) == 1
 
 
 async def test_a_400_is_not_retried_forever(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, claude_env: dict[str, str], runtime: Callable[..., Runtime]
 ) -> None:
     scripted_model.play([conversation("main", Turn(text="never", fail_always=400))])
-    rt = runtime(workspace, tmp_path)
+    rt = runtime()
     events = Events()
-    try:
-        r = await rt.run(spec(), TASK, on_event=events.append)
-    finally:
-        rt.close()
+    r = await rt.run(spec(), TASK, on_event=events.append)
     assert not r.ok and r.attempts == 1 and not events.of("retry")
     assert r.error is not None and "400" in r.error
 
 
 async def test_a_transient_error_stops_after_max_attempts(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, claude_env: dict[str, str], runtime: Callable[..., Runtime]
 ) -> None:
     scripted_model.play([conversation("main", Turn(text="never", fail_always=529))])
-    rt = runtime(workspace, tmp_path, resilience=fast(max_attempts=3))
+    rt = runtime(resilience=fast(max_attempts=3))
     events = Events()
-    try:
-        r = await rt.run(spec(), TASK, on_event=events.append)
-    finally:
-        rt.close()
+    r = await rt.run(spec(), TASK, on_event=events.append)
     assert not r.ok and r.attempts == 3 and r.resumed
     assert [p["attempt"] for p in events.of("retry")] == [1, 2]
     assert len(r.errors) == 3 and all("529" in e for e in r.errors)
@@ -234,7 +220,11 @@ class BudgetSeen:
 
 
 async def test_a_full_context_hands_off_to_a_new_session(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    runtime: Callable[..., Runtime],
 ) -> None:
     policy = HandoffPolicy(window=60_000, headroom=20_000)  # at 40k, warn at 20k
     main_turns = [
@@ -245,7 +235,7 @@ async def test_a_full_context_hands_off_to_a_new_session(
         handoff_script(main_turns=main_turns, successor=[text("finished", usage=SMALL)])
     )
     wb = Workbench(workspace, home=tmp_path / "wb")
-    rt = runtime(workspace, tmp_path, handoff=policy, workbench=wb)
+    rt = runtime(handoff=policy, workbench=wb)
     events = Events()
     sessions: list[str] = []
     rt.on_session = sessions.append
@@ -257,7 +247,6 @@ async def test_a_full_context_hands_off_to_a_new_session(
         r = await rt.run(spec(max_budget_usd=50.0), TASK, step_name="干活", on_event=events.append)
     finally:
         pm.unregister(budgets)
-        rt.close()
 
     assert r.ok and r.text == "finished", r.errors
     assert budgets.seen == [50.0, None, 50.0]  # the handoff round runs with the budget lifted
@@ -295,7 +284,7 @@ async def test_a_full_context_hands_off_to_a_new_session(
 
 
 async def test_the_context_level_counts_each_message_once_and_warns_once_per_generation(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, claude_env: dict[str, str], runtime: Callable[..., Runtime]
 ) -> None:
     # The first reply has two blocks (text + tool_use): the SDK delivers two
     # AssistantMessages with one message_id, which must count as one level report.
@@ -306,12 +295,9 @@ async def test_the_context_level_counts_each_message_once_and_warns_once_per_gen
     ]
     successor = [text("finished", usage={"input_tokens": 30_000})]
     scripted_model.play(handoff_script(main_turns=main_turns, successor=successor))
-    rt = runtime(workspace, tmp_path, handoff=policy)
+    rt = runtime(handoff=policy)
     events = Events()
-    try:
-        r = await rt.run(spec(), TASK, on_event=events.append)
-    finally:
-        rt.close()
+    r = await rt.run(spec(), TASK, on_event=events.append)
 
     assert r.ok and r.text == "finished", r.errors
     assert [p["text"] for p in events.of("text")][:1] == ["running it"]
@@ -321,19 +307,20 @@ async def test_the_context_level_counts_each_message_once_and_warns_once_per_gen
 
 
 async def test_prompt_too_long_hands_off_at_once_with_a_degraded_document(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    runtime: Callable[..., Runtime],
 ) -> None:
     main_turns = [bash("echo one", usage=SMALL), Turn(text="x", fail_always="overflow")]
     scripted_model.play(
         handoff_script(main_turns=main_turns, successor=[text("finished", usage=SMALL)])
     )
     wb = Workbench(workspace, home=tmp_path / "wb")
-    rt = runtime(workspace, tmp_path, workbench=wb)
+    rt = runtime(workbench=wb)
     events = Events()
-    try:
-        r = await rt.run(spec(), TASK, step_name="干活", on_event=events.append)
-    finally:
-        rt.close()
+    r = await rt.run(spec(), TASK, step_name="干活", on_event=events.append)
 
     assert r.ok and r.text == "finished", r.errors
     assert len(r.retired) == 1 and r.attempts == 1 and not events.of("retry")
@@ -347,7 +334,11 @@ async def test_prompt_too_long_hands_off_at_once_with_a_degraded_document(
 
 
 async def test_a_handoff_that_cannot_be_saved_still_reaches_the_successor(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    runtime: Callable[..., Runtime],
 ) -> None:
     # An agent replaced notes/ with a link out of the workbench: the save is refused,
     # and the step goes on with the document in the successor's prompt.
@@ -356,16 +347,13 @@ async def test_a_handoff_that_cannot_be_saved_still_reaches_the_successor(
         handoff_script(main_turns=main_turns, successor=[text("finished", usage=SMALL)])
     )
     wb = Workbench(workspace, home=tmp_path / "wb")
-    rt = runtime(workspace, tmp_path, workbench=wb)
+    rt = runtime(workbench=wb)
     outside = tmp_path / "outside"
     outside.mkdir()
     wb.notes.rmdir()
     wb.notes.symlink_to(outside, target_is_directory=True)
     events = Events()
-    try:
-        r = await rt.run(spec(), TASK, step_name="干活", on_event=events.append)
-    finally:
-        rt.close()
+    r = await rt.run(spec(), TASK, step_name="干活", on_event=events.append)
 
     assert r.ok and r.text == "finished", r.errors
     assert len(r.retired) == 1
@@ -377,22 +365,19 @@ async def test_a_handoff_that_cannot_be_saved_still_reaches_the_successor(
 
 
 async def test_exceeding_max_generations_stops_with_a_diagnostic(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, claude_env: dict[str, str], runtime: Callable[..., Runtime]
 ) -> None:
     overflow = Turn(text="x", fail_always="overflow")
     scripted_model.play(handoff_script(main_turns=[overflow], successor=[overflow]))
-    rt = runtime(workspace, tmp_path, handoff=HandoffPolicy(max_generations=1))
-    try:
-        r = await rt.run(spec(), TASK)
-    finally:
-        rt.close()
+    rt = runtime(handoff=HandoffPolicy(max_generations=1))
+    r = await rt.run(spec(), TASK)
     assert not r.ok and len(r.retired) == 1
     assert r.error is not None and "max_generations=1" in r.error
     assert len(scripted_model.requests_for("successor")) == 1
 
 
 async def test_an_interrupt_resumes_the_same_session_with_the_humans_line(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, claude_env: dict[str, str], runtime: Callable[..., Runtime]
 ) -> None:
     said = "also write a README please"
     scripted_model.play(
@@ -401,7 +386,7 @@ async def test_an_interrupt_resumes_the_same_session_with_the_humans_line(
             conversation("main", bash("sleep 20", usage=SMALL), first_user=TASK),
         ]
     )
-    rt = runtime(workspace, tmp_path)
+    rt = runtime()
     events = Events()
 
     def on_event(event: Event) -> None:
@@ -410,10 +395,7 @@ async def test_an_interrupt_resumes_the_same_session_with_the_humans_line(
             assert rt.interrupt(said)
 
     started = time.monotonic()
-    try:
-        r = await rt.run(spec(), TASK, on_event=on_event)
-    finally:
-        rt.close()
+    r = await rt.run(spec(), TASK, on_event=on_event)
 
     assert r.ok and r.text == "noted", r.errors
     assert time.monotonic() - started < 20, "the running Bash was not interrupted"
@@ -456,55 +438,3 @@ def test_bad_constructor_input_is_one_line(workspace: Path, tmp_path: Path) -> N
         Runtime(workspace=tmp_path / "missing")
     with pytest.raises(TypeError, match="Resilience or a bool"):
         Runtime(workspace=workspace, run_dir=tmp_path / "runs", resilience=3)  # type: ignore[arg-type]
-
-
-CHILD = textwrap.dedent(
-    """
-    import anyio, sys
-    from flower.core.agent import AgentSpec
-    from flower.core.runtime import Runtime
-
-    async def main():
-        rt = Runtime(workspace=sys.argv[1], run_dir=sys.argv[2])
-        spec = AgentSpec(name="w", instructions="", allowed_tools=["Bash"])
-        try:
-            for i in range(2):
-                r = await rt.run(spec, sys.argv[3], step_name=f"{sys.argv[3]}-{i}")
-                assert r.ok, r.error
-        finally:
-            rt.close()
-
-    anyio.run(main)
-    """
-)
-
-
-def test_two_processes_in_one_run_dir_keep_all_rows(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
-) -> None:
-    scripted_model.play(
-        [
-            conversation(
-                "a",
-                bash("sleep 0.3", usage=SMALL),
-                text("a done", usage=SMALL),
-                first_user="task-a",
-            ),
-            conversation(
-                "b",
-                bash("sleep 0.3", usage=SMALL),
-                text("b done", usage=SMALL),
-                first_user="task-b",
-            ),
-        ]
-    )
-    run_dir = tmp_path / "runs"
-    env = {**os.environ, **{k: v for k, v in claude_env.items() if v}}
-    procs = [
-        subprocess.Popen([sys.executable, "-c", CHILD, str(workspace), str(run_dir), task], env=env)
-        for task in ("task-a", "task-b")
-    ]
-    assert [p.wait(timeout=120) for p in procs] == [0, 0]
-    rows = json.loads((run_dir / "manifest.json").read_text())
-    assert sorted(r["step"] for r in rows) == ["task-a-0", "task-a-1", "task-b-0", "task-b-1"]
-    assert len({r["run"] for r in rows}) == 2 and all(r["ok"] for r in rows)
