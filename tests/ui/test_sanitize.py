@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from flower.ui.sanitize import cells, clean, fit, wrap
 
+from ..fuzz import examples
+
 #: What must never be printed: ESC, every C0 control but \n and \t, DEL and C1.
 FORBIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -34,7 +36,7 @@ PLAIN = st.text(
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(HOSTILE)
 @example("\x1b]0;title never ends")
 @example("\x1b[" + "1;" * 100)
@@ -44,7 +46,7 @@ def test_clean_leaves_no_control_but_newline_and_tab(text: str) -> None:
     assert clean(out) == out  # a fixed point
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(PLAIN)
 def test_plain_text_passes_unchanged(text: str) -> None:
     assert clean(text) == text
@@ -93,7 +95,7 @@ def test_fit_cuts_by_cells_and_never_halves_a_wide_char() -> None:
     assert fit("abc", 0) == ""
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.text(alphabet=st.sampled_from("ab 中文é\u0301x"), max_size=80), st.integers(1, 30))
 @example(text="\u0301 aaa中", width=4)  # a word carried past a space break, then a wide char
 def test_fit_and_wrap_never_exceed_the_width(text: str, width: int) -> None:

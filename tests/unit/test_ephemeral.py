@@ -22,6 +22,8 @@ import flower
 from flower.core import ephemeral
 from flower.core.ephemeral import _VERBS, NEVER, Word, _lex, _Refuse, decide, is_ephemeral
 
+from ..fuzz import examples
+
 ALLOWED = [
     # -- the seed's own examples (compound commands are checked per segment) --
     "git status && git diff --stat",
@@ -695,7 +697,7 @@ def test_safe_compositions_are_accepted(parts: list[str], spaces: list[str]) -> 
 
 
 @given(parts=_safe_command(), spaces=spacing, data=st.data())
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 def test_bad_segment_anywhere_is_refused(
     parts: list[str], spaces: list[str], data: st.DataObject
 ) -> None:
@@ -709,7 +711,7 @@ def test_bad_segment_anywhere_is_refused(
 
 
 @given(parts=_safe_command(), spaces=spacing, data=st.data())
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 def test_bad_word_anywhere_is_refused(
     parts: list[str], spaces: list[str], data: st.DataObject
 ) -> None:
@@ -735,7 +737,7 @@ def test_bad_separator_anywhere_is_refused(
 
 
 @given(st.text())
-@settings(max_examples=1000)
+@settings(max_examples=examples(300))
 def test_never_raises_on_arbitrary_text(cmd: str) -> None:
     assert type(decide(cmd)) is bool  # and never raises
 
@@ -743,7 +745,7 @@ def test_never_raises_on_arbitrary_text(cmd: str) -> None:
 @given(
     st.text(alphabet=st.sampled_from(list(" \t|&;<>$`'\"\\(){}#*?[]-=/\n\r lsgitf")), max_size=40)
 )
-@settings(max_examples=2000)
+@settings(max_examples=examples(600))
 def test_never_raises_on_shell_soup(cmd: str) -> None:
     assert type(decide(cmd)) is bool  # and never raises
 
@@ -768,7 +770,7 @@ WORD_ALPHABET = [*"ab-'\"\\ \t#{}@*?[]=,.:/", "@{u}", "@{1}", "{a,b}", "'x y'", 
 
 
 @given(st.lists(st.sampled_from(WORD_ALPHABET), min_size=1, max_size=12).map("".join))
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 def test_words_match_bash(text: str) -> None:
     """Whatever the lexer accepts as plain words, bash splits into the same words."""
     try:
