@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -28,6 +29,8 @@ from flower.core.runtime import Runtime
 from flower.stores.prune import ORPHAN_NOTE
 from flower.stores.sqlite import SqliteSessionStore
 from flower.testing import RecordedRequest, ScriptedModel, bash, conversation, message_text, text
+
+from ..conftest import once_per_session
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -78,7 +81,8 @@ KILLED_THEN_RESUMED = [
 def killed_mid_tool(model: ScriptedModel, workspace: Path, tmp_path: Path) -> tuple[Path, str]:
     """Run a step in a child process and SIGKILL it while its Bash call runs."""
     run_dir = tmp_path / "runs"
-    env = {**os.environ, **{k: v for k, v in model.env(home=tmp_path / "home-killed").items() if v}}
+    # blanked (leaky) variables go too: a session fixture runs before the test's own env
+    env = {k: v for k, v in {**os.environ, **model.env(home=tmp_path / "home-killed")}.items() if v}
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(workspace), str(run_dir), TASK],
         env=env,
@@ -101,6 +105,30 @@ def killed_mid_tool(model: ScriptedModel, workspace: Path, tmp_path: Path) -> tu
     lines = stored(run_dir, sid)
     assert not any(CALL in json.dumps(e) for e in lines if e.get("type") == "user")
     return run_dir, sid
+
+
+@pytest.fixture(scope="session")
+def killed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One run killed mid-tool for the whole session (it costs a process and a CLI)."""
+
+    def make(folder: Path) -> None:
+        workspace = folder / "ws"
+        workspace.mkdir()
+        with ScriptedModel() as model:
+            model.play(KILLED_THEN_RESUMED)
+            _, sid = killed_mid_tool(model, workspace, folder)
+        (folder / "sid").write_text(sid)
+
+    return once_per_session(tmp_path_factory, "killed-mid-tool", make)
+
+
+@pytest.fixture
+def killed(killed_once: Path, tmp_path: Path) -> tuple[Path, Path, str]:
+    """(workspace, run_dir, session id) of the killed run: a private copy of its store; the
+    workspace is shared (the project key is its path), and nothing here writes into it."""
+    run_dir = tmp_path / "runs"
+    shutil.copytree(killed_once / "runs", run_dir)
+    return killed_once / "ws", run_dir, (killed_once / "sid").read_text()
 
 
 async def resume(workspace: Path, run_dir: Path, sid: str, said: str, *, heal: bool) -> None:
@@ -141,16 +169,15 @@ def user_texts(req: RecordedRequest) -> list[str]:
 
 
 async def test_a_session_killed_mid_tool_resumes_with_the_call_answered_in_our_words(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, claude_env: dict[str, str], killed: tuple[Path, Path, str]
 ) -> None:
     scripted_model.play(
         [
             conversation("again", text("still here"), after_user=AGAIN),
             conversation("after", text("resumed"), after_user=CONTINUE),
-            conversation("main", bash(SLOW), text("never"), first_user=TASK),
         ]
     )
-    run_dir, sid = killed_mid_tool(scripted_model, workspace, tmp_path)
+    workspace, run_dir, sid = killed
 
     await resume(workspace, run_dir, sid, CONTINUE, heal=True)
     (after,) = scripted_model.requests_for("after")
@@ -174,10 +201,10 @@ async def test_a_session_killed_mid_tool_resumes_with_the_call_answered_in_our_w
 
 
 async def test_without_healing_the_cli_answers_a_trailing_orphan_itself_in_english(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, claude_env: dict[str, str], killed: tuple[Path, Path, str]
 ) -> None:
     scripted_model.play(KILLED_THEN_RESUMED)
-    run_dir, sid = killed_mid_tool(scripted_model, workspace, tmp_path)
+    workspace, run_dir, sid = killed
 
     await resume(workspace, run_dir, sid, CONTINUE, heal=False)
     (after,) = scripted_model.requests_for("after")
@@ -219,10 +246,10 @@ async def copy_with_later_lines(run_dir: Path, workspace: Path, sid: str) -> str
 
 
 async def test_an_orphan_with_later_lines_is_dropped_by_the_cli_and_kept_by_healing(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, claude_env: dict[str, str], killed: tuple[Path, Path, str]
 ) -> None:
     scripted_model.play(KILLED_THEN_RESUMED)
-    run_dir, sid = killed_mid_tool(scripted_model, workspace, tmp_path)
+    workspace, run_dir, sid = killed
     bare = await copy_with_later_lines(run_dir, workspace, sid)
     healed = await copy_with_later_lines(run_dir, workspace, sid)
 
