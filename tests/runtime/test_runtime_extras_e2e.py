@@ -73,9 +73,9 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-@pytest.mark.parametrize(
-    ("mode", "signame"), [("rescue", "SIGTERM"), ("rescue", "SIGHUP"), ("plain", "SIGTERM")]
-)
+# SIGHUP takes the same path as SIGTERM through the real CLI; that it is caught, unwound,
+# re-sent and honoured when ignored is tested without a CLI in test_runtime_extras.py.
+@pytest.mark.parametrize(("mode", "signame"), [("rescue", "SIGTERM"), ("plain", "SIGTERM")])
 def test_a_signal_mid_step_leaves_a_killed_row_only_with_the_rescue(
     scripted_model: ScriptedModel,
     claude_env: dict[str, str],
