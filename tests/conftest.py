@@ -34,12 +34,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 # With PYTHONDONTWRITEBYTECODE set (as on the development machine) pytest cannot cache the
 # assertion-rewritten test modules either, so every xdist worker parses and rewrites all of
-# them on every run: about 2 s of CPU per worker. Cache what this process compiles from here
-# on under .pytest_cache/pycache instead: never next to the sources, nothing changes for
-# the processes the tests start, and Python recompiles whatever file has changed.
-if sys.dont_write_bytecode:
-    sys.pycache_prefix = str(REPO / ".pytest_cache" / "pycache")
-    sys.dont_write_bytecode = False
+# them on every run: about 2 s of CPU per worker. Python's default is back on for the test
+# processes: modules compiled from here on are cached in their __pycache__ (git-ignored)
+# and recompiled whenever a source file changes.
+sys.dont_write_bytecode = False
 
 
 @pytest.fixture(autouse=True)
