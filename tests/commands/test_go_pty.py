@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from flower.core.brief import Brief
+from flower.core.goal import Goal
 from flower.testing import ScriptedModel, bash, conversation, text, tool
 from flower.workflow.starter import RESUME_PLAIN
 
@@ -110,6 +111,7 @@ def test_waking_with_enter_a_phrase_new_and_dash_dash_new(
     )
     first = Flower("-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path)
     assert first.finish() == 0, first.text[-3000:]
+    brief_before = (notes(workspace) / "需求.md").read_text(encoding="utf-8")
 
     enter = Flower("-w", str(workspace), cwd=tmp_path)
     enter.expect("Continue\\?")
@@ -122,8 +124,18 @@ def test_waking_with_enter_a_phrase_new_and_dash_dash_new(
     said.expect("Continue\\?")
     said.type(phrase)
     assert said.finish() == 0, said.text[-3000:]
-    assert phrase in (notes(workspace) / "需求.md").read_text(encoding="utf-8")
-    assert scripted_model.requests_for("goal-2") and scripted_model.requests_for("woken")
+    brief_now = (notes(workspace) / "需求.md").read_text(encoding="utf-8")
+    assert brief_now.count(phrase) == 1 and brief_now.startswith(brief_before.rstrip()[:20])
+    brief = Brief.load(notes(workspace) / "需求.md")
+    assert brief is not None and phrase in brief.prompt_block()
+    goal = Goal.load(notes(workspace) / "目标.md")
+    assert goal is not None and "有高亮" in goal.checks
+    (woken, *_) = scripted_model.requests_for("woken")
+    assert phrase in user_texts(woken)[-1] and "有高亮" in user_texts(woken)[-1]  # hears both
+    assert "照这份已经确认的需求" in user_texts(woken)[0]  # in the same conversation
+    (goal_request, *_) = scripted_model.requests_for("goal-2")  # set again from the amended
+    assert phrase in user_texts(goal_request)[-1]  # brief, in the goal setter's own session
+    assert "设定这件事的目标" in user_texts(goal_request)[0]
 
     fresh = Flower("-w", str(workspace), "--timeout", "0", cwd=tmp_path)
     fresh.expect("Continue\\?")
@@ -256,22 +268,6 @@ def test_piped_and_unattended_it_runs_to_the_end(
     assert "done - total $" in done.stdout
 
 
-def test_escape_sequences_from_tools_and_the_model_never_reach_the_terminal(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
-) -> None:
-    hostile = "\x1b]0;pwned\x07\x1b[2J\x1b[31mred"
-    scripted_model.play(
-        quick_flow(
-            bash("printf '\\033]0;pwned\\007\\033[2J'; exit 3"),
-            text(f"{S.ROUND1} {hostile}"),
-        )
-    )
-    run = Flower("-w", str(workspace), ASK, "--timeout", "0", "-v", cwd=tmp_path)
-    assert run.finish() == 0, run.text[-3000:]
-    assert "\x1b]0;pwned" not in run.raw and "\x1b[2J" not in run.raw
-    assert "ROUND-1-REPORT" in run.text
-
-
 def test_a_misspelt_command_from_a_real_shell(tmp_path: Path) -> None:
     done = subprocess.run(
         [FLOWER, "onec", "hi"], capture_output=True, text=True, timeout=60, cwd=tmp_path
@@ -280,15 +276,23 @@ def test_a_misspelt_command_from_a_real_shell(tmp_path: Path) -> None:
     assert not (tmp_path / "runs").exists()
 
 
-def test_no_credentials_on_a_terminal_starts_setup_and_then_the_run(
+def test_no_credentials_on_a_terminal_starts_setup_then_the_run_and_no_escape_reaches_it(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
     import os
     import stat
 
-    scripted_model.play(quick_flow(S.DISPATCH, text(S.ROUND1)))
+    hostile = "\x1b]0;pwned\x07\x1b[2J\x1b[31mred"  # from a tool's output and from the model
+    scripted_model.play(
+        quick_flow(
+            bash("printf '\\033]0;pwned\\007\\033[2J'; exit 3"),
+            text(f"{S.ROUND1} {hostile}"),
+        )
+    )
     run = Flower(
-        "-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path, env={"ANTHROPIC_API_KEY": ""}
+        *("-w", str(workspace), ASK, "--timeout", "0", "-v"),
+        cwd=tmp_path,
+        env={"ANTHROPIC_API_KEY": ""},
     )
     run.expect("key> ")
     run.type("sk-ant-api03-offline-test-key")
@@ -302,6 +306,8 @@ def test_no_credentials_on_a_terminal_starts_setup_and_then_the_run(
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
     assert "sk-ant-api03-offline-test-key" not in run.text  # never echoed
     assert "done - total $" in run.text
+    assert "\x1b]0;pwned" not in run.raw and "\x1b[2J" not in run.raw
+    assert "ROUND-1-REPORT" in run.text
 
 
 def test_no_credentials_in_a_pipe_is_one_line_and_exit_2(

@@ -3,8 +3,9 @@
 Clarify asks through the real MCP ask tool and a UI thread answers; the brief and the
 goal are frozen; the judge sends round 1 back and the same worker session continues;
 round 2 is achieved. Then the unhappy paths: an unreachable goal nobody answers for,
-a process killed with SIGKILL mid-work and continued by the next one, a wake-up with a
-new remark.
+a process killed with SIGKILL mid-work and continued by the next one, two processes in
+one run folder. Waking (Enter, a remark, /new) is driven through `flower` itself in
+tests/commands/test_go_pty.py.
 """
 
 from __future__ import annotations
@@ -213,55 +214,6 @@ def test_a_process_killed_mid_work_is_continued_by_the_next_one(
     assert "照这份已经确认的需求" in texts[0] and RESUME_PLAIN in texts[-1]
     assert len(scripted_model.requests_for("clarify")) == 1  # nobody asked again
     assert len(scripted_model.requests_for("goal")) == 1
-
-
-def test_a_wake_phrase_lands_in_the_brief_the_goal_and_the_coordinator(
-    scripted_model: ScriptedModel,
-    claude_env: dict[str, str],
-    workspace: Path,
-    tmp_path: Path,
-    starter_args: dict[str, Any],
-) -> None:
-
-    phrase = "顺便支持代码块高亮"
-    new_goal = S.GOAL + "\n- 代码块有高亮"
-    scripted_model.play(
-        [
-            S.coder(),
-            S.judge("verdict-2", "WAKE-REPORT", S.ACHIEVED),
-            S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
-            conversation("goal-2", text(new_goal), system=S.JUDGE, after_user=phrase),
-            S.goal_setter(),
-            S.clarifier(ask=False),
-            conversation("woken", text("WAKE-REPORT"), after_user=phrase),
-            S.coordinator(S.DISPATCH, text(S.ROUND1)),
-        ]
-    )
-    # An empty wake (nothing new, the goal kept) is driven through `flower` by
-    # tests/commands/test_go_pty.py::test_waking_with_enter_a_phrase_and_new; the same phrase
-    # twice appended once by tests/workflow/test_clarify_and_starter.py::test_waking_with_...
-    first = finish(start({**starter_args, "ask": "写个 hello.txt"}, tmp_path))
-    assert first["woke"] == 1 and first["failed_at"] is None
-    brief_path = workspace / ".flower" / "notes" / "需求.md"
-    brief_before = brief_path.read_text(encoding="utf-8")
-
-    result = finish(start({**starter_args, "ask": phrase}, tmp_path))
-    assert result["woke"] == 2 and result["failed_at"] is None
-    text_now = brief_path.read_text(encoding="utf-8")
-    assert text_now.count(phrase) == 1 and text_now.startswith(brief_before.rstrip()[:20])
-    brief = Brief.load(brief_path)
-    assert brief is not None and phrase in brief.prompt_block()
-    goal = Goal.load(workspace / ".flower" / "notes" / "目标.md")
-    assert goal is not None and "代码块有高亮" in goal.checks
-    (woken, *_) = scripted_model.requests_for("woken")
-    said = user_texts(woken)[-1]
-    assert phrase in said and "代码块有高亮" in said  # the coordinator hears both
-    assert "照这份已经确认的需求" in user_texts(woken)[0]  # the same conversation
-    # the goal was set again from the amended brief, in the goal setter's own session
-    (goal_request, *_) = scripted_model.requests_for("goal-2")
-    assert (
-        phrase in user_texts(goal_request)[-1] and "设定这件事的目标" in user_texts(goal_request)[0]
-    )
 
 
 def test_two_processes_in_one_run_dir_keep_both_lineages_and_every_manifest_row(
