@@ -230,14 +230,13 @@ def test_two_processes_in_one_run_dir_keep_both_lineages_and_every_manifest_row(
     run_dir = tmp_path / "runs"
     base = {"mode": "steps", "workspace": str(workspace), "run_dir": str(run_dir)}
     procs = [
-        start({**base, "steps": ["甲1", "甲2"], "prompt": "甲:读"}, tmp_path),
-        start({**base, "steps": ["乙1", "乙2"], "prompt": "乙:读"}, tmp_path),
+        start({**base, "steps": ["甲"], "prompt": "甲:读"}, tmp_path),
+        start({**base, "steps": ["乙"], "prompt": "乙:读"}, tmp_path),
     ]
     results = [finish(p) for p in procs]
     lineage = Lineage.open(run_dir, workspace)
-    assert lineage.steps == {**results[0]["sessions"], **results[1]["sessions"]}
-    assert sorted(lineage.steps) == ["乙1", "乙2", "甲1", "甲2"]
+    assert lineage.steps == {"甲": results[0]["sessions"]["甲"], "乙": results[1]["sessions"]["乙"]}
     assert lineage.woke == 2
     rows = manifest(run_dir)
-    assert sorted(row["step"] for row in rows) == ["乙1", "乙2", "甲1", "甲2"]
+    assert sorted(row["step"] for row in rows) == ["乙", "甲"]
     assert len({row["run"] for row in rows}) == 2 and all(row["ok"] for row in rows)
