@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from flower.cli import main
 from flower.commands.startup import startup_problem
 from flower.core.manifest import Manifest
 from flower.testing import ScriptedModel, conversation, text
@@ -35,7 +37,10 @@ def once(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Complete
 
 @pytest.mark.e2e
 def test_resuming_under_another_workspace_names_the_right_one(
-    scripted_model: ScriptedModel, env: dict[str, str], tmp_path: Path
+    scripted_model: ScriptedModel,
+    env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     scripted_model.play([conversation("main", text("hello", usage=SMALL))])
     here, there = tmp_path / "here", tmp_path / "there"
@@ -46,8 +51,12 @@ def test_resuming_under_another_workspace_names_the_right_one(
     assert "- 1 turn -" in first.stdout, first.stdout
     (sid,) = re.findall(r"^session: (\S+)$", first.stdout, re.MULTILINE)
 
-    wrong = once(["--resume", sid, "again", "-w", str(there), "-r", "runs"], env, tmp_path)
-    assert wrong.returncode == 2
+    # refused before any session starts: in this process (a `flower` costs its imports)
+    monkeypatch.chdir(tmp_path)
+    wrong = CliRunner().invoke(
+        main, ["once", "--resume", sid, "again", "-w", str(there), "-r", "runs"]
+    )
+    assert wrong.exit_code == 2, wrong.output
     (line,) = wrong.stderr.splitlines()
     assert f"belongs to the workspace {here}" in line and f"-w {here}" in line, line
     # an id no workspace knows: tests/runtime/test_once_cli.py::test_bad_input_is_one_clear_line
