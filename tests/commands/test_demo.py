@@ -44,8 +44,9 @@ def test_the_readme_demo_runs_offline_from_a_clean_folder(tmp_path: Path) -> Non
         run.type("1")
         assert run.finish() == 0, run.text[-3000:]
         assert (demo / "hello.txt").read_text() == "hi"
-        for seen in ("not yet", "achieved", "done - total $"):
+        for seen in ("确认需求", "1/3", "not yet", "achieved", "done - total $"):
             assert seen in run.text, seen
+        assert str(demo / "runs" / "manifest.json") in run.text or "manifest:" in run.text
         home = exports["HOME"]
     finally:
         server.terminate()

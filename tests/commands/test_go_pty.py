@@ -67,8 +67,10 @@ def user_texts(request: Any) -> list[str]:
 def test_a_first_run_asks_what_to_do_takes_a_digit_and_ends_with_the_cost(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
+    # The whole flow after the question (a goal, two rounds, the cost) is the README demo's,
+    # driven the same way by tests/commands/test_demo.py; here the clarifier is enough.
     scripted_model.play(S.two_rounds())
-    run = Flower("-w", str(workspace), cwd=tmp_path)
+    run = Flower("-w", str(workspace), "--clarify-only", cwd=tmp_path)
     run.expect("What should it do")
     run.type(ASK)
     run.expect("answer 1-2")
@@ -78,22 +80,19 @@ def test_a_first_run_asks_what_to_do_takes_a_digit_and_ends_with_the_cost(
     (waiting,) = json.loads(status.stdout)["pending"]  # another process sees the question
     assert waiting["question"] == S.ASK["question"] and waiting["options"] == ["LF", "CRLF"]
     run.type("1")
-    run.expect("设定目标")  # the run goes on: the answered question is no longer waiting
+    assert run.finish() == 0, run.text[-3000:]
     status = subprocess.run(
         [FLOWER, "status", "--json", "-w", str(workspace)], capture_output=True, text=True
     )
-    assert json.loads(status.stdout)["pending"] == []
-    assert run.finish() == 0, run.text[-3000:]
+    assert json.loads(status.stdout)["pending"] == []  # answered: no longer waiting
     brief = Brief.load(notes(workspace) / "需求.md")
     assert brief is not None and brief.complete()
     assert "答:LF" in (notes(workspace) / "问答记录.md").read_text(encoding="utf-8")
     (after,) = [r for r in scripted_model.requests_for("clarify") if r.turn == 1]
     assert "LF" in " ".join(after.tool_results().values())
     screen = run.text
-    for seen in ("确认需求", "1/3", "1) LF", "2) CRLF", "not yet", "achieved", "done - total $"):
+    for seen in ("确认需求", "1) LF", "2) CRLF", "done - total $"):
         assert seen in screen, seen
-    assert str(workspace / "runs" / "manifest.json") in screen or "manifest:" in screen
-    assert (workspace / "hello.txt").read_text() == "hi"
 
 
 def test_waking_with_enter_a_phrase_new_and_dash_dash_new(
