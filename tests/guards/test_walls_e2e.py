@@ -324,14 +324,17 @@ async def test_a_workers_script_lands_in_the_index_and_the_next_coordinator_prom
 # --- isolation ---------------------------------------------------------------------------
 
 
-async def test_an_isolated_worker_runs_in_its_own_worktree(
+async def test_an_isolated_worker_runs_in_its_own_worktree_and_a_plain_one_does_not(
     scripted_model: ScriptedModel, claude_env: dict[str, str], git_workspace: Path
 ) -> None:
     ws = git_workspace
     scripted_model.play(
         [
-            conversation("worker", bash("pwd"), text("where I was"), subagent=True),
-            conversation("main", agent_call("coder"), text("done"), subagent=False),
+            conversation("apart", bash("pwd"), text("where I was"), system="TASK-APART"),
+            conversation("here", bash("pwd"), text("where I was"), system="TASK-HERE"),
+            conversation(
+                "main", agent_call("coder"), agent_call("helper"), text("done"), subagent=False
+            ),
         ]
     )
     injected: list[Any] = []
@@ -340,31 +343,17 @@ async def test_an_isolated_worker_runs_in_its_own_worktree(
         injected.append(dict(data.get("tool_input") or {}))
         return {}
 
-    spec = coordinator("协调者", "", {"coder": worker("d", "p", isolate=True)})
+    workers = {"coder": worker("d", "TASK-APART", isolate=True), "helper": worker("d", "TASK-HERE")}
+    spec = coordinator("协调者", "", workers)
     spec.hooks = {"PostToolUse": [HookMatcher(matcher="Agent", hooks=[see_agent])]}
     await run_query("isolate", build_options(spec, cwd=ws, workbench=Workbench(ws)))
 
-    pwd = results_of(scripted_model, "worker")["toolu_worker_0_0"].strip()
-    assert "/.claude/worktrees/agent-" in pwd, pwd
-    assert Path(pwd).resolve() != ws.resolve()
-    assert injected and injected[0].get("isolation") == "worktree"
-
-
-async def test_a_plain_worker_is_not_isolated(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], git_workspace: Path
-) -> None:
-    ws = git_workspace
-    scripted_model.play(
-        [
-            conversation("worker", bash("pwd"), text("where I was"), subagent=True),
-            conversation("main", agent_call("coder"), text("done"), subagent=False),
-        ]
-    )
-    spec = coordinator("协调者", "", {"coder": worker("d", "p")})
-    await run_query("stay", build_options(spec, cwd=ws, workbench=Workbench(ws)))
-
-    pwd = results_of(scripted_model, "worker")["toolu_worker_0_0"].strip()
-    assert Path(pwd).resolve() == ws.resolve()
+    apart = results_of(scripted_model, "apart")["toolu_apart_0_0"].strip()
+    assert "/.claude/worktrees/agent-" in apart, apart
+    assert Path(apart).resolve() != ws.resolve()
+    here = results_of(scripted_model, "here")["toolu_here_0_0"].strip()
+    assert Path(here).resolve() == ws.resolve()  # a plain worker is not isolated
+    assert [call.get("isolation") for call in injected] == ["worktree", None]
 
 
 async def test_isolation_outside_git_is_refused_before_any_session(
