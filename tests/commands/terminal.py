@@ -16,6 +16,8 @@ from typing import Any
 
 import pexpect
 
+from tests.ptys import default_signals
+
 FLOWER = str(Path(sys.executable).with_name("flower"))
 #: What a terminal shows once escape sequences are removed (for assertions on text).
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Za-z0-9]|\x1b[=>]|\r")
@@ -37,6 +39,7 @@ class Flower:
             codec_errors="replace",
             timeout=90,
             dimensions=(40, 120),
+            preexec_fn=default_signals,
         )
         self.child.logfile_read = self.log
 

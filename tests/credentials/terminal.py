@@ -19,6 +19,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from tests.ptys import default_signals
+
 
 class Terminal:
     def __init__(
@@ -33,6 +35,7 @@ class Terminal:
         pid, fd = pty.fork()
         if pid == 0:  # pragma: no cover - the child
             try:
+                default_signals()
                 os.chdir(cwd)
                 os.execve(argv[0], list(argv), dict(env))
             finally:

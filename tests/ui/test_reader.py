@@ -14,6 +14,7 @@ import pytest
 
 from flower.ui.reader import InputLine, _Editor, _Keys
 from flower.ui.terminal import Terminal
+from tests.ptys import default_signals
 
 CHILD = str(Path(__file__).with_name("input_child.py"))
 LEFT, RIGHT, HOME, END, DEL = "\x1b[D", "\x1b[C", "\x1b[H", "\x1b[F", "\x1b[3~"
@@ -23,7 +24,8 @@ def spawn(mode: str, *, after: str = "", env: dict[str, str] | None = None) -> p
     cmd = f"{sys.executable} {CHILD} {mode}" + (f"; {after}" if after else "")
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "TERM": "xterm", "LANG": "C.UTF-8", **(env or {})}
     return pexpect.spawn(
-        "/bin/sh", ["-c", cmd], env=env, dimensions=(24, 80), encoding="utf-8", timeout=20
+        "/bin/sh", ["-c", cmd], env=env, dimensions=(24, 80), encoding="utf-8", timeout=20,
+        preexec_fn=default_signals,
     )
 
 
