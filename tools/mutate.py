@@ -37,10 +37,11 @@ VENV_BIN = Path(sys.executable).parent
 #: module (relative to the repository) -> the tests that exercise it.
 TESTS: dict[str, list[str]] = {
     "src/flower/core/runtime.py": [
-        "tests/runtime/test_runtime_e2e.py",
         "tests/runtime/test_runtime_unit.py",
         "tests/runtime/test_runtime_extras.py",
+        "tests/runtime/test_runtime_e2e.py",
         "tests/runtime/test_runtime_extras_e2e.py",
+        "tests/runtime/test_runtime_gaps_e2e.py",
     ],
     "src/flower/core/resilience.py": [
         "tests/runtime/test_resilience.py",
@@ -138,6 +139,19 @@ def restore_on_signals(module: str) -> None:
         signal.signal(sig, restore)
 
 
+def session_for(module: str) -> Path:
+    """Where a module's run is kept: ``.mutation/`` (git-ignored), one file per module and
+    content, so an interrupted run picks up where it stopped and an edited module starts
+    over."""
+    import hashlib
+
+    digest = hashlib.sha256((ROOT / module).read_bytes()).hexdigest()[:12]
+    slug = module.removeprefix("src/").replace("/", ".").removesuffix(".py")
+    folder = ROOT / ".mutation"
+    folder.mkdir(exist_ok=True)
+    return folder / f"{slug}-{digest}.sqlite"
+
+
 def mutate(module: str, tests: list[str], jobs: int, timeout: float | None) -> dict[str, object]:
     """Run every kept mutant of ``module`` against ``tests``; the summary."""
     path = ROOT / module
@@ -145,12 +159,11 @@ def mutate(module: str, tests: list[str], jobs: int, timeout: float | None) -> d
     if dirty:
         raise SystemExit(f"{module} has uncommitted changes: commit them first (mutants edit it)")
     restore_on_signals(module)
+    session = session_for(module)
     with tempfile.TemporaryDirectory(prefix="flower-mutate-") as tmp:
         config = Path(tmp) / "config.toml"
-        session = Path(tmp) / "session.sqlite"
         command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
-        if jobs > 1:
-            command += ["-n", str(jobs)]
+        command += ["-n", str(jobs)] if jobs > 1 else ["-p", "no:xdist"]
         command += tests
         if timeout is None:  # a mutant that loops forever must not stall the run
             took = baseline(command)
@@ -173,16 +186,19 @@ def mutate(module: str, tests: list[str], jobs: int, timeout: float | None) -> d
             subprocess.run([str(VENV_BIN / args[0]), *args[1:]], cwd=ROOT, check=True)
 
         try:
-            run("cosmic-ray", "init", str(config), str(session))
-            run("cr-filter-operators", str(session), str(config))
-            run("cr-filter-pragma", str(session))
+            if not session.exists():
+                run("cosmic-ray", "init", str(config), str(session))
+                run("cr-filter-operators", str(session), str(config))
+                run("cr-filter-pragma", str(session))
+            else:
+                print(f"{module}: resuming {session.relative_to(ROOT)}")
             run("cosmic-ray", "exec", str(config), str(session))
         finally:
             subprocess.run(["git", "checkout", "--", module], cwd=ROOT, check=False)
-        dump = subprocess.run(
-            [str(VENV_BIN / "cosmic-ray"), "dump", str(session)],
-            capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
+    dump = subprocess.run(
+        [str(VENV_BIN / "cosmic-ray"), "dump", str(session)],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
     return summarize(module, dump)
 
 
@@ -211,7 +227,9 @@ def main() -> int:
         help="mutate the modules that differ from BASE (default: the last commit)",
     )  # fmt: skip
     parser.add_argument("--tests", nargs="+", help="run these tests instead of the module's own")
-    parser.add_argument("--jobs", type=int, default=2, help="pytest-xdist workers per mutant")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="pytest-xdist workers per mutant (1: no xdist)"
+    )
     parser.add_argument(
         "--timeout", type=float, default=None, help="seconds per mutant (default: 4x baseline)"
     )
