@@ -45,6 +45,7 @@ TESTS: dict[str, list[str]] = {
     ],
     "src/flower/core/resilience.py": [
         "tests/runtime/test_resilience.py",
+        "tests/runtime/test_runtime_gaps_e2e.py",
         "tests/runtime/test_runtime_e2e.py",
     ],
     "src/flower/core/events.py": [
