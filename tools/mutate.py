@@ -50,6 +50,8 @@ TESTS: dict[str, list[str]] = {
     ],
     "src/flower/core/events.py": [
         "tests/runtime/test_normalize.py",
+        "tests/runtime/test_plugin_hooks_e2e.py",
+        "tests/ui/test_render_e2e.py",
         "tests/runtime/test_runtime_e2e.py",
         "tests/human",
     ],
@@ -140,13 +142,61 @@ def restore_on_signals(module: str) -> None:
         signal.signal(sig, restore)
 
 
-def session_for(module: str) -> Path:
-    """Where a module's run is kept: ``.mutation/`` (git-ignored), one file per module and
-    content, so an interrupted run picks up where it stopped and an edited module starts
-    over."""
+def _annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where the module's type annotations are, as ((line, col), (end_line, end_col))."""
+    import ast
+
+    spans = []
+    for node in ast.walk(ast.parse(source)):
+        notes = []
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            notes.append(node.annotation)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
+            notes.append(node.returns)
+        for note in notes:
+            end = (note.end_lineno or note.lineno, note.end_col_offset or 0)
+            spans.append(((note.lineno, note.col_offset), end))
+    return spans
+
+
+def skip_equivalent(session: Path, module: str) -> int:
+    """Mark mutants that cannot change behaviour as skipped; how many.
+
+    Two kinds, both certain: an operator inside a type annotation (flower's modules use
+    ``from __future__ import annotations``, so ``str | None`` -> ``str & None`` is never
+    evaluated), and the bare ``*`` that makes parameters keyword-only (cosmic-ray reads
+    it as a multiplication; ``/`` there changes a signature no caller uses positionally).
+    """
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    source = Path(ROOT, module).read_text(encoding="utf-8")
+    lines = source.splitlines()
+    spans = _annotation_spans(source)
+    skipped = 0
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item in list(db.pending_work_items):
+            (mutation,) = item.mutations
+            line, col = mutation.start_pos
+            text = lines[line - 1][col:]
+            in_note = any(start <= (line, col) < end for start, end in spans)
+            bare_star = text.startswith("*") and text[1:].lstrip()[:1] in (",", ")")
+            if in_note or bare_star:
+                db.set_result(
+                    item.job_id,
+                    WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output="equivalent"),
+                )
+                skipped += 1
+    return skipped
+
+
+def session_for(module: str, tests: list[str]) -> Path:
+    """Where a module's run is kept: ``.mutation/`` (git-ignored), one file per module
+    content and test selection, so an interrupted run picks up where it stopped, and an
+    edited module or another choice of tests starts over."""
     import hashlib
 
-    digest = hashlib.sha256((ROOT / module).read_bytes()).hexdigest()[:12]
+    digest = hashlib.sha256((ROOT / module).read_bytes() + repr(tests).encode()).hexdigest()[:12]
     slug = module.removeprefix("src/").replace("/", ".").removesuffix(".py")
     folder = ROOT / ".mutation"
     folder.mkdir(exist_ok=True)
@@ -160,7 +210,7 @@ def mutate(module: str, tests: list[str], jobs: int, timeout: float | None) -> d
     if dirty:
         raise SystemExit(f"{module} has uncommitted changes: commit them first (mutants edit it)")
     restore_on_signals(module)
-    session = session_for(module)
+    session = session_for(module, tests)
     with tempfile.TemporaryDirectory(prefix="flower-mutate-") as tmp:
         config = Path(tmp) / "config.toml"
         command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
@@ -191,6 +241,7 @@ def mutate(module: str, tests: list[str], jobs: int, timeout: float | None) -> d
                 run("cosmic-ray", "init", str(config), str(session))
                 run("cr-filter-operators", str(session), str(config))
                 run("cr-filter-pragma", str(session))
+                print(f"{module}: {skip_equivalent(session, module)} equivalent mutants skipped")
             else:
                 print(f"{module}: resuming {session.relative_to(ROOT)}")
             run("cosmic-ray", "exec", str(config), str(session))
