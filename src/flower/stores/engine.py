@@ -69,15 +69,6 @@ def dumps(value: Any) -> str:
     return _ascii_dumps(value) if _has_surrogate(text) else text
 
 
-def loads(text: str | bytes) -> Any:
-    """orjson's parse; the standard library's for what orjson refuses to read back (an
-    escaped half surrogate pair, which :func:`dumps` writes)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
-
-
 #: What Postgres JSONB cannot hold: U+0000 (a tool's output may contain it) and half a
 #: surrogate pair. On Postgres they are stored as ``_ESC + "0"`` and ``_ESC + "s" + four
 #: hex digits`` (``_ESC`` itself doubled), and restored on load.
@@ -123,7 +114,7 @@ def pg_dumps(value: Any) -> str:
 
 
 def pg_loads(text: str | bytes) -> Any:
-    value = loads(text)
+    value = json.loads(text)
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     return _map_strings(value, _unescape) if _ESC in text else value
@@ -131,7 +122,7 @@ def pg_loads(text: str | bytes) -> Any:
 
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; for SQLite the parent folder is created first."""
-    kwargs: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": loads}
+    kwargs: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": json.loads}
     path = sqlite_path(url)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ microseconds a call, next to milliseconds for a committed batch.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,7 +36,7 @@ from claude_agent_sdk.types import (
 )
 
 from flower.stores import migrate
-from flower.stores.engine import WRITE, describe, dumps, loads, make_engine, pg_dumps, pg_loads
+from flower.stores.engine import WRITE, describe, dumps, make_engine, pg_dumps, pg_loads
 from flower.stores.errors import StoreError
 from flower.stores.schema import entries as entries_t
 from flower.stores.schema import meta as meta_t
@@ -89,7 +90,9 @@ class SqliteSessionStore(SessionStore):
         #: per-row parameter processing cost as much as encoding them (benchmarks/store.py).
         self._insert_sql = _insert_sql(self._engine.dialect, ignore_duplicates=self._insert_new)
         self._encode = pg_dumps if postgres else dumps
-        self._loads = pg_loads if postgres else loads
+        #: The standard library's parser, not orjson's: it shares every key string across a
+        #: chunk, which keeps a loaded transcript a third smaller at the same speed.
+        self._loads = pg_loads if postgres else json.loads
         #: The entries as stored JSON text (cast from JSONB on Postgres), for :meth:`_load`.
         self._entry_text = (
             sa.select(

@@ -29,6 +29,7 @@ Choices the seed leaves open, made here:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -56,6 +57,10 @@ __all__ = [
     "replace_text",
     "trim_report",
 ]
+
+#: The checker lexes a command each time; a session repeats the same few commands
+#: (``git status``, ``ls``) hundreds of times, and every load asks again for each.
+_ephemeral = functools.lru_cache(maxsize=4096)(is_ephemeral)
 
 #: Text blocks shorter than this stay in place: a pointer would not be shorter.
 SMALL_TEXT = 200
@@ -178,7 +183,7 @@ class TrimmingSessionStore(SqliteSessionStore):
                 continue
             tool_input = use[1].get("input")
             command = tool_input.get("command") if isinstance(tool_input, dict) else None
-            if not isinstance(command, str) or not is_ephemeral(command):
+            if not isinstance(command, str) or not _ephemeral(command):
                 continue
             if text_length(block.get("content")) > policy.max_chars:
                 continue
