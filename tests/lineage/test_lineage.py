@@ -35,7 +35,9 @@ def test_remember_is_on_disk_at_once_and_a_new_process_reads_it(
     run_dir = tmp_path / "runs"
     lin = Lineage.open(run_dir, workspace)
     lin.remember("干活", "sid-1")
-    assert disk(run_dir) == {"workspace": str(workspace.resolve()), "woke": 0,
+    run = disk(run_dir)["run"]
+    assert len(run) == 32 and lin.run == run  # the run's id, made on the first write
+    assert disk(run_dir) == {"workspace": str(workspace.resolve()), "run": run, "woke": 0,
                              "steps": {"干活": "sid-1"}}  # fmt: skip
     assert lin.bump() == 1 and disk(run_dir)["woke"] == 1
     lin.remember("干活", "sid-2")  # a handoff moves the step to its successor

@@ -23,6 +23,19 @@ processes in one run directory keep each other's steps (the original overwrote t
 whole file and lost them): the step being remembered wins, every other step on disk
 stays, ``woke`` never goes down.
 
+A run travels with its folder. The file also holds a run id (``"run"``), and when the
+workspace it names is not this one, :meth:`Lineage.open` tells three cases apart:
+
+- **moved** (``mv proj proj2``): the folder it names no longer holds this run. The same
+  run continues here: ``adopt(old_workspace, session_ids)`` (typically
+  ``Runtime.adopt_sessions``) copies the steps' sessions to this workspace's project key,
+  the file is rewritten for this workspace, and :attr:`Lineage.notice` says so;
+- **copied** (``cp -r proj proj2``): the old folder still holds a lineage of the same run.
+  The copy continues as a fork: same sessions (copied to its own key, so the original's
+  are never appended to), a new run id, and the original's files untouched;
+- **foreign**: anything else (a ``--run-dir`` outside the workspace that another,
+  still existing, workspace uses).
+
 A file written for another workspace, or one that cannot be parsed, is never
 overwritten: our first write moves it aside (``lineage.json.foreign-<time>`` /
 ``lineage.json.corrupt-<time>``) and starts a fresh file. It cannot serve this
@@ -36,6 +49,7 @@ import os
 import shutil
 import time
 import unicodedata
+import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -56,9 +70,14 @@ class Lineage:
         workspace: The workspace this lineage belongs to (resolved).
         steps: Step name -> session id, as far as this process can use them.
         woke: How many times this workspace's work was started (the first run is 1).
-        notice: Why something on disk was not used, one English line ("" when all of it
-            was); for the wake-up line, never raised.
+        notice: Why something on disk was not used, or what was done to use it (a moved
+            or copied folder), one English line ("" when nothing needed saying); for the
+            wake-up line, never raised.
         last_error: The last write that failed (an ``OSError`` text), or ``None``.
+        run: The run's id: made on the first write, kept when the folder moves, new in
+            a copy.
+        moved_from: The workspace this run was in before it moved here, or ``None``.
+        forked_from: The workspace this one is a copy of, or ``None``.
     """
 
     def __init__(self, path: str | Path, workspace: str | Path) -> None:
@@ -68,6 +87,10 @@ class Lineage:
         self.woke = 0
         self.notice = ""
         self.last_error: str | None = None
+        self.run = ""
+        self.moved_from: Path | None = None
+        self.forked_from: Path | None = None
+        self._relocated = False  # the file names another workspace, and we take it over
         self._mine: dict[str, str] = {}  # what this object remembered: wins on merge
         self._dead: set[tuple[str, str]] = set()  # pairs alive() refused: never shown again
 
@@ -83,6 +106,7 @@ class Lineage:
         workspace: str | Path,
         *,
         alive: Callable[[str], bool] | None = None,
+        adopt: Callable[[Path, list[str]], int] | None = None,
     ) -> Lineage:
         """The lineage of ``workspace`` in ``run_dir``; empty when there is none to use.
 
@@ -90,12 +114,18 @@ class Lineage:
         file can outlive ``sessions.db``, and resuming a session that is gone fails only
         after the CLI has started. A checker that raises counts as "gone" for this run;
         the pair stays on disk.
+
+        ``adopt(old_workspace, session_ids)`` (typically ``Runtime.adopt_sessions``)
+        makes a moved or copied run's sessions resumable here, before they are vetted;
+        without it such a run is treated as foreign. A copier that raises adopts none.
         """
         lineage = cls(Path(run_dir).expanduser().absolute() / LINEAGE_NAME, workspace)
         state, data = lineage._read()
         if state == "corrupt":
             lineage.notice = f"{lineage.path} is unreadable; starting without a lineage"
             return lineage
+        if state == "foreign" and adopt is not None:
+            state = lineage._relocate(data, adopt)
         if state == "foreign":
             lineage.notice = (
                 f"{lineage.path} belongs to the workspace {data.get('workspace')!r},"
@@ -104,6 +134,8 @@ class Lineage:
             return lineage
         if state == "missing":
             return lineage
+        if not lineage.run:
+            lineage.run = _run_id(data)
         lineage.woke = _woke(data)
         gone: list[str] = []
         for step, sid in _steps(data).items():
@@ -113,11 +145,59 @@ class Lineage:
                 continue
             lineage.steps[step] = sid
         if gone:
-            lineage.notice = (
-                f"the sessions of {', '.join(repr(s) for s in gone)} are no longer in the"
-                " session store; those steps start fresh"
+            lineage.notice = "; ".join(
+                filter(
+                    None,
+                    [
+                        lineage.notice,
+                        f"the sessions of {', '.join(repr(s) for s in gone)} are no longer"
+                        " in the session store; those steps start fresh",
+                    ],
+                )
             )
+        if lineage._relocated:
+            lineage._flush()  # the file names this workspace (and the fork's id) from now on
         return lineage
+
+    def _relocate(self, data: dict[str, Any], adopt: Callable[[Path, list[str]], int]) -> str:
+        """Take over a moved or copied run (``"ours"``), or leave it foreign."""
+        old = _canonical(data["workspace"])
+        run = _run_id(data)
+        copy_of = self._original(old, run)
+        if copy_of is None and os.path.exists(old) and not _inside(self.path, self.workspace):
+            return "foreign"  # a run_dir shared by path with a workspace that still exists
+        sessions = list(dict.fromkeys(_steps(data).values()))
+        try:
+            copied = adopt(old, sessions)
+        except Exception as exc:  # continuity must not stop the work; the notice says it
+            copied = 0
+            self.notice = f"could not copy the sessions from {old}: {exc}"
+        self._relocated = True
+        if copy_of is not None:
+            self.forked_from, self.run = old, _new_run_id()
+            said = f"this folder is a copy of {old}: it continues as a fork (run {self.run})"
+        else:
+            self.moved_from, self.run = old, run or _new_run_id()
+            said = f"the run moved here from {old}"
+        self.notice = "; ".join(
+            filter(None, [f"{said}; {copied} of {len(sessions)} sessions re-keyed", self.notice])
+        )
+        return "ours"
+
+    def _original(self, old: Path, run: str) -> Path | None:
+        """``old`` when it still holds this run (so this folder is a copy of it)."""
+        if not _inside(self.path, self.workspace):
+            return None
+        twin = old / _canonical(self.path).relative_to(self.workspace)
+        try:
+            theirs = json.loads(twin.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(theirs, dict) or not isinstance(theirs.get("workspace"), str):
+            return None
+        same_place = _canonical(theirs["workspace"]) == old
+        same_run = not run or _run_id(theirs) == run
+        return old if same_place and same_run else None
 
     # --- writing --------------------------------------------------------------------
 
@@ -173,16 +253,23 @@ class Lineage:
                 state, data = self._read()
                 disk: dict[str, str] = {}
                 woke = self.woke
-                if state == "ours":
+                if state == "ours" or (state == "foreign" and self._relocated):
                     disk, woke = _steps(data), max(woke, _woke(data))
+                    self.run = self.run or _run_id(data)
                 elif state in ("foreign", "corrupt"):
                     move_aside(self.path, state)
+                self.run = self.run or _new_run_id()
                 merged = {**self._mine, **disk}
                 if step is not None:
                     merged[step] = self._mine[step]
                 if bump:
                     woke += 1
-                payload = {"workspace": str(self.workspace), "woke": woke, "steps": merged}
+                payload = {
+                    "workspace": str(self.workspace),
+                    "run": self.run,
+                    "woke": woke,
+                    "steps": merged,
+                }
                 atomic_write(self.path, json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         except OSError as exc:  # continuity must never stop the work
             self.last_error = f"{type(exc).__name__}: {exc}"
@@ -190,6 +277,7 @@ class Lineage:
                 self.woke += 1
             return
         self.last_error = None
+        self._relocated = False  # written for this workspace now
         self.woke = woke
         self.steps = {k: v for k, v in merged.items() if (k, v) not in self._dead}
 
@@ -226,6 +314,24 @@ def _steps(data: dict[str, Any]) -> dict[str, str]:
     if not isinstance(steps, dict):
         return {}
     return {k: v for k, v in steps.items() if isinstance(k, str) and k and isinstance(v, str) and v}
+
+
+def _run_id(data: dict[str, Any]) -> str:
+    run = data.get("run")
+    return run if isinstance(run, str) else ""
+
+
+def _new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is under ``folder`` (so it travels with it)."""
+    try:
+        _canonical(path).relative_to(folder)
+    except ValueError:
+        return False
+    return True
 
 
 def _woke(data: dict[str, Any]) -> int:

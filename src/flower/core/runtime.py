@@ -165,6 +165,25 @@ class Runtime:
 
         return project_key_for_directory(str(self.workspace))
 
+    def adopt_sessions(self, old_workspace: str | Path, session_ids: list[str]) -> int:
+        """Copy ``session_ids`` from where ``old_workspace`` kept them to this workspace's
+        project key (the folder moved, or this is a copy of it); how many were copied.
+
+        0 when the store cannot copy (a third-party store without ``copy_sessions``): the
+        steps then start fresh, which the lineage's notice says.
+        """
+        from claude_agent_sdk import project_key_for_directory
+
+        copier = getattr(self.store, "copy_sessions", None)
+        if copier is None or not session_ids:
+            return 0
+        old = project_key_for_directory(str(old_workspace))
+
+        async def copy() -> int:
+            return int(await copier(old, self.project_key, list(session_ids)))
+
+        return int(run_sync(copy))
+
     def has_session(self, sid: str | None) -> bool:
         """Whether ``sid`` is still in the session store (so it can be resumed).
 

@@ -197,6 +197,17 @@ class SqliteSessionStore(SessionStore):
         )
         return [key for (key,) in await self._in_thread(self._read, query)]
 
+    async def copy_sessions(self, old_project: str, new_project: str, ids: list[str]) -> int:
+        """Copy sessions to another project key (a moved workspace); see
+        :func:`flower.stores.rekey.copy_sessions`. How many were copied."""
+        from flower.stores.rekey import copy_sessions
+
+        def work() -> int:
+            with self._errors():
+                return copy_sessions(self._engine, old_project, new_project, ids)
+
+        return await self._in_thread(work)
+
     # --- the work, in a worker thread -----------------------------------------------
 
     async def _in_thread(self, work: Callable[..., T], *args: Any) -> T:

@@ -267,7 +267,8 @@ class Workflow:
             return None
         from flower.core.lineage import Lineage
 
-        return Lineage.open(run_dir, workspace, alive=runtime.has_session)
+        adopt = getattr(runtime, "adopt_sessions", None)
+        return Lineage.open(run_dir, workspace, alive=runtime.has_session, adopt=adopt)
 
     async def _run_step(
         self,
