@@ -1,0 +1,77 @@
+"""A run follows its folder, through the real ``flower`` and the real CLI.
+
+``mv`` the project and run ``flower`` there: the same conversation goes on (its sessions
+were re-keyed to the new path, and the wake line says so). ``cp -r`` it and run
+``flower`` in the copy: the copy forks (a new run id, the same history), the original's
+files stay as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.core.lineage import LINEAGE_NAME
+from flower.testing import ScriptedModel, conversation, text
+from flower.workflow.starter import RESUME_PLAIN
+
+from ..workflow import scripts as S
+from .terminal import Flower
+
+pytestmark = pytest.mark.e2e
+
+
+def lineage(project: Path) -> dict[str, Any]:
+    return json.loads((project / "runs" / LINEAGE_NAME).read_text(encoding="utf-8"))
+
+
+def wake(project: Path, cwd: Path) -> Flower:
+    run = Flower("-w", str(project), "--timeout", "0", cwd=cwd)
+    run.expect("Continue\\?")
+    run.type("")
+    assert run.finish() == 0, run.text[-3000:]
+    return run
+
+
+def test_a_moved_folder_continues_and_a_copy_forks(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    scripted_model.play(
+        [
+            conversation("resumed", text(S.ROUND1), after_user=RESUME_PLAIN, system=S.COORDINATOR),
+            S.coder(),
+            S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
+            S.goal_setter(),
+            S.clarifier(ask=False),
+            S.coordinator(S.DISPATCH, text(S.ROUND1)),
+        ]
+    )
+    first = tmp_path / "proj"
+    first.mkdir()
+    run = Flower("-w", str(first), "写个 hello.txt", "--timeout", "0", cwd=tmp_path)
+    assert run.finish() == 0, run.text[-3000:]
+    work_session = lineage(first)["steps"]["干活"]
+    run_id = lineage(first)["run"]
+
+    moved = tmp_path / "moved"
+    shutil.move(first, moved)
+    woken = wake(moved, tmp_path)
+    assert "moved here from" in woken.text and "re-keyed" in woken.text
+    (resumed,) = scripted_model.requests_for("resumed")  # the same conversation goes on
+    assert "照这份已经确认的需求" in resumed.text() and RESUME_PLAIN in resumed.text()
+    assert lineage(moved)["steps"]["干活"] == work_session
+    assert lineage(moved)["run"] == run_id and lineage(moved)["workspace"] == str(moved)
+    assert len(scripted_model.requests_for("clarify")) == 1  # nobody asked again
+
+    copy = tmp_path / "copy"
+    shutil.copytree(moved, copy)
+    original = (moved / "runs" / LINEAGE_NAME).read_bytes()
+    forked = wake(copy, tmp_path)
+    assert "is a copy of" in forked.text and "fork" in forked.text
+    assert len(scripted_model.requests_for("resumed")) == 2  # the copy has the history too
+    assert lineage(copy)["run"] != run_id and lineage(copy)["workspace"] == str(copy)
+    assert (moved / "runs" / LINEAGE_NAME).read_bytes() == original
