@@ -38,9 +38,24 @@ from claude_agent_sdk.types import (
 from flower.stores import migrate
 from flower.stores.engine import WRITE, describe, dumps, make_engine, pg_dumps, pg_loads
 from flower.stores.errors import StoreError
+from flower.stores.lines import RepeatedStrings, check_objects, find_bad_json
 from flower.stores.schema import entries as entries_t
 from flower.stores.schema import meta as meta_t
 from flower.stores.schema import summaries as summaries_t
+from flower.stores.statements import (
+    INSERT_META,
+    INSERT_SUMMARY,
+    LOCK_META,
+    META,
+    PRESENT,
+    SUMMARY,
+    UPDATE_META,
+    UPDATE_SUMMARY,
+    bind,
+    insert_sql,
+    key_filter,
+    key_of,
+)
 from flower.stores.transcript import latest_context_tokens
 from flower.stores.url import display, sqlite_path, to_url
 
@@ -88,7 +103,7 @@ class SqliteSessionStore(SessionStore):
         self._insert_new = postgres or self._engine.dialect.name == "sqlite"
         #: Lines go to the driver already encoded, in one ``executemany``: SQLAlchemy's
         #: per-row parameter processing cost as much as encoding them (benchmarks/store.py).
-        self._insert_sql = _insert_sql(self._engine.dialect, ignore_duplicates=self._insert_new)
+        self.insert_sql = insert_sql(self._engine.dialect, ignore_duplicates=self._insert_new)
         self._encode = pg_dumps if postgres else dumps
         #: The standard library's parser, not orjson's: it shares every key string across a
         #: chunk, which keeps a loaded transcript a third smaller at the same speed.
@@ -101,9 +116,9 @@ class SqliteSessionStore(SessionStore):
                 else sa.type_coerce(entries_t.c.entry, sa.Text)
             )
             .where(
-                entries_t.c.project_key == _bind("pk"),
-                entries_t.c.session_id == _bind("sid"),
-                entries_t.c.subpath == _bind("sub"),
+                entries_t.c.project_key == bind("pk"),
+                entries_t.c.session_id == bind("sid"),
+                entries_t.c.subpath == bind("sub"),
             )
             .order_by(entries_t.c.id)
         )
@@ -180,7 +195,7 @@ class SqliteSessionStore(SessionStore):
 
         What the wake-up line shows as "干活上下文 80.2K", without loading the transcript.
         """
-        query = sa.select(meta_t.c.context_tokens).where(*_key_filter(meta_t, key))
+        query = sa.select(meta_t.c.context_tokens).where(*key_filter(meta_t, key))
         rows = await self._in_thread(self._read, query)
         return int(rows[0][0]) if rows and rows[0][0] is not None else None
 
@@ -227,7 +242,7 @@ class SqliteSessionStore(SessionStore):
             return list(connection.execute(query).all())
 
     def _append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-        _check_objects(key, entries)
+        check_objects(key, entries)
         fresh: list[SessionStoreEntry] = []
         seen: set[str] = set()
         for entry in entries:  # a uuid repeated inside one batch counts once, like across batches
@@ -240,7 +255,7 @@ class SqliteSessionStore(SessionStore):
         try:  # once, before any transaction: a retried batch is not encoded again
             encoded = [self._encode(entry) for entry in fresh]
         except (TypeError, ValueError):
-            _find_bad_json(key, fresh)  # names the line; nothing was stored
+            find_bad_json(key, fresh)  # names the line; nothing was stored
             raise
         look_first = not self._insert_new
         races = 0
@@ -279,22 +294,22 @@ class SqliteSessionStore(SessionStore):
         added; when that falls short, :class:`_Replayed` rolls the batch back and it is
         redone with ``look_first``, which looks the stored uuids up before inserting.
         """
-        project_key, session_id, subpath = _key_of(key)
+        project_key, session_id, subpath = key_of(key)
         ids = {"pk": project_key, "sid": session_id, "sub": subpath}
         # Lock the key's meta row first: concurrent appends to one key (other processes,
         # Postgres) queue here, so the uuid check and the summary fold below are serial.
-        stored = conn.execute(_LOCK_META, ids).first()
+        stored = conn.execute(LOCK_META, ids).first()
         if look_first and uuids:
-            present = set(conn.execute(_PRESENT, {**ids, "uuids": list(uuids)}).scalars())
+            present = set(conn.execute(PRESENT, {**ids, "uuids": list(uuids)}).scalars())
             kept = [i for i, e in enumerate(entries) if e.get("uuid") not in present]
             entries, encoded = [entries[i] for i in kept], [encoded[i] for i in kept]
         mtime = self._next_mtime()
         tokens = latest_context_tokens(entries)  # type: ignore[arg-type]
         if stored is None:
-            conn.execute(_INSERT_META, {**ids, "mtime": mtime, "tokens": tokens})
+            conn.execute(INSERT_META, {**ids, "mtime": mtime, "tokens": tokens})
         else:
             mtime = max(mtime, int(stored[0]) + 1)
-            conn.execute(_UPDATE_META, {**ids, "mtime": mtime, "tokens": tokens})
+            conn.execute(UPDATE_META, {**ids, "mtime": mtime, "tokens": tokens})
         if entries:
             rows = [
                 (
@@ -306,7 +321,7 @@ class SqliteSessionStore(SessionStore):
                 )
                 for e, text in zip(entries, encoded, strict=True)
             ]
-            added = conn.exec_driver_sql(self._insert_sql, rows).rowcount
+            added = conn.exec_driver_sql(self.insert_sql, rows).rowcount
             if added != len(rows) and not look_first:
                 raise _Replayed
         if subpath:  # subagent transcripts never feed the main session's summary
@@ -325,7 +340,7 @@ class SqliteSessionStore(SessionStore):
         prev = self._summaries.get((key["project_key"], key["session_id"]))
         if prev is None or stored_mtime is None or prev["mtime"] != stored_mtime:
             # Someone else wrote since this process last did (or nobody has yet): read it.
-            row = conn.execute(_SUMMARY, ids).first()
+            row = conn.execute(SUMMARY, ids).first()
             prev = (
                 None
                 if row is None
@@ -333,7 +348,7 @@ class SqliteSessionStore(SessionStore):
             )
         folded = fold_session_summary(prev, key, entries)
         folded["mtime"] = mtime
-        statement = _INSERT_SUMMARY if prev is None else _UPDATE_SUMMARY
+        statement = INSERT_SUMMARY if prev is None else UPDATE_SUMMARY
         conn.execute(statement, {**ids, "mtime": mtime, "data": folded["data"]})
         return folded
 
@@ -345,28 +360,28 @@ class SqliteSessionStore(SessionStore):
         loaded transcript's memory by a third, and the raw text of only one chunk is
         held at a time.
         """
-        ids = dict(zip(("pk", "sid", "sub"), _key_of(key), strict=True))
+        ids = dict(zip(("pk", "sid", "sub"), key_of(key), strict=True))
         loaded: list[SessionStoreEntry] = []
         with self._errors(), self._engine.connect() as conn:
-            if conn.execute(_META, ids).first() is None:
+            if conn.execute(META, ids).first() is None:
                 return None
             result = conn.execution_options(yield_per=LOAD_CHUNK).execute(self._entry_text, ids)
-            share = _RepeatedStrings()
+            share = RepeatedStrings()
             for rows in result.partitions():
                 chunk = self._loads("[" + ",".join(text for (text,) in rows) + "]")
                 loaded.extend(share(chunk))
         return loaded
 
     def _delete(self, key: SessionKey) -> None:
-        project_key, session_id, subpath = _key_of(key)
+        project_key, session_id, subpath = key_of(key)
         with (
             self._errors(),
             self._engine.connect().execution_options(**WRITE) as conn,
             conn.begin(),
         ):
             if subpath:
-                conn.execute(entries_t.delete().where(*_key_filter(entries_t, key)))
-                conn.execute(meta_t.delete().where(*_key_filter(meta_t, key)))
+                conn.execute(entries_t.delete().where(*key_filter(entries_t, key)))
+                conn.execute(meta_t.delete().where(*key_filter(meta_t, key)))
                 return
             for table in (entries_t, meta_t, summaries_t):
                 conn.execute(
@@ -384,139 +399,3 @@ class _Replayed(Exception):
 #: Execution options of an append: SQLite's write lock at BEGIN, and the number of rows
 #: an ``executemany`` inserted (drivers report it only when asked).
 _APPEND = {**WRITE, "preserve_rowcount": True}
-
-
-def _bind(name: str) -> sa.BindParameter[Any]:
-    return sa.bindparam(name)
-
-
-def _meta_key() -> tuple[sa.ColumnElement[bool], ...]:
-    return (
-        meta_t.c.project_key == _bind("pk"),
-        meta_t.c.session_id == _bind("sid"),
-        meta_t.c.subpath == _bind("sub"),
-    )
-
-
-# Statements built once: each append runs the same six, only the parameters change.
-_META = sa.select(meta_t.c.mtime).where(*_meta_key())
-_LOCK_META = _META.with_for_update()
-_INSERT_META = meta_t.insert().values(
-    project_key=_bind("pk"),
-    session_id=_bind("sid"),
-    subpath=_bind("sub"),
-    mtime=_bind("mtime"),
-    context_tokens=_bind("tokens"),
-)
-_UPDATE_META = (
-    meta_t.update()
-    .where(*_meta_key())
-    .values(
-        mtime=_bind("mtime"),
-        context_tokens=sa.func.coalesce(_bind("tokens"), meta_t.c.context_tokens),
-    )
-)
-_PRESENT = sa.select(entries_t.c.uuid).where(
-    entries_t.c.project_key == _bind("pk"),
-    entries_t.c.session_id == _bind("sid"),
-    entries_t.c.subpath == _bind("sub"),
-    entries_t.c.uuid.in_(sa.bindparam("uuids", expanding=True)),
-)
-_SUMMARY_KEY = (
-    summaries_t.c.project_key == _bind("pk"),
-    summaries_t.c.session_id == _bind("sid"),
-)
-_SUMMARY = sa.select(summaries_t.c.mtime, summaries_t.c.data).where(*_SUMMARY_KEY)
-_INSERT_SUMMARY = summaries_t.insert().values(
-    project_key=_bind("pk"), session_id=_bind("sid"), mtime=_bind("mtime"), data=_bind("data")
-)
-_UPDATE_SUMMARY = (
-    summaries_t.update().where(*_SUMMARY_KEY).values(mtime=_bind("mtime"), data=_bind("data"))
-)
-
-
-def _insert_sql(dialect: sa.Dialect, *, ignore_duplicates: bool) -> str:
-    """The driver-level INSERT of one transcript line, in the driver's parameter style.
-
-    ``ON CONFLICT DO NOTHING`` (SQLite and Postgres) lets a replayed uuid pass without an
-    error, and the row count tells how many lines were new; the line is encoded JSON
-    text, cast to JSONB on Postgres.
-    """
-    mark = "?" if dialect.paramstyle == "qmark" else "%s"
-    entry = f"CAST({mark} AS JSONB)" if dialect.name == "postgresql" else mark
-    columns = "project_key, session_id, subpath, uuid, entry"
-    values = ", ".join([mark] * 4 + [entry])
-    sql = f"INSERT INTO {entries_t.name} ({columns}) VALUES ({values})"
-    return sql + (" ON CONFLICT DO NOTHING" if ignore_duplicates else "")
-
-
-def _key_of(key: SessionKey | SessionListSubkeysKey) -> tuple[str, str, str]:
-    return key["project_key"], key["session_id"], key.get("subpath") or ""  # type: ignore[return-value]
-
-
-def _key_filter(table: sa.Table, key: SessionKey) -> tuple[sa.ColumnElement[bool], ...]:
-    project_key, session_id, subpath = _key_of(key)
-    return (
-        table.c.project_key == project_key,
-        table.c.session_id == session_id,
-        table.c.subpath == subpath,
-    )
-
-
-#: Top-level fields whose values repeat on nearly every line of a session.
-_REPEATED = ("type", "sessionId", "cwd", "version", "gitBranch", "userType", "entrypoint")
-
-
-class _RepeatedStrings:
-    """Make equal strings that repeat line after line one object (values are unchanged).
-
-    The JSON parser shares object keys but builds every value anew: a session id, the
-    working directory, the CLI version and the previous line's uuid (as ``parentUuid``)
-    cost about half a kilobyte per line in copies. Sharing them chunk by chunk, as the
-    chunks are parsed, keeps a loaded transcript within three times its JSON size.
-    """
-
-    def __init__(self) -> None:
-        self.pool: dict[str, str] = {}
-        self.previous: Any = None
-
-    def __call__(self, entries: list[Any]) -> list[Any]:
-        pool, previous = self.pool, self.previous
-        for entry in entries:
-            if not isinstance(entry, dict):
-                continue
-            for field in _REPEATED:
-                value = entry.get(field)
-                if value.__class__ is str:
-                    entry[field] = pool.setdefault(value, value)
-            if previous is not None and entry.get("parentUuid") == previous:
-                entry["parentUuid"] = previous
-            previous = entry.get("uuid")
-        self.previous = previous
-        return entries
-
-
-def _check_objects(key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-    for index, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise StoreError(
-                _not_json(key, index, f"it is a {type(entry).__name__}, not an object")
-            )
-
-
-def _find_bad_json(key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-    """Name the line that could not be serialised (only called after an insert failed:
-    checking every batch up front would serialise every line twice)."""
-    for index, entry in enumerate(entries):
-        try:
-            dumps(entry)
-        except (TypeError, ValueError) as exc:
-            raise StoreError(_not_json(key, index, str(exc))) from None
-
-
-def _not_json(key: SessionKey, index: int, why: str) -> str:
-    where = "/".join(p for p in _key_of(key) if p)
-    return (
-        f"transcript line {index} for {where} is not JSON ({why}): "
-        "nothing from this batch was stored"
-    )

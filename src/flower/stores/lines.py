@@ -1,0 +1,68 @@
+"""Transcript lines on their way in and out of the store: validation with one-line errors,
+and the string sharing that keeps a loaded transcript small."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from claude_agent_sdk.types import SessionKey, SessionStoreEntry
+
+from flower.stores.engine import dumps
+from flower.stores.errors import StoreError
+from flower.stores.statements import key_of
+
+#: Top-level fields whose values repeat on nearly every line of a session.
+_REPEATED = ("type", "sessionId", "cwd", "version", "gitBranch", "userType", "entrypoint")
+
+
+class RepeatedStrings:
+    """Make equal strings that repeat line after line one object (values are unchanged).
+
+    The JSON parser shares object keys but builds every value anew: a session id, the
+    working directory, the CLI version and the previous line's uuid (as ``parentUuid``)
+    cost about half a kilobyte per line in copies. Sharing them chunk by chunk, as the
+    chunks are parsed, keeps a loaded transcript within three times its JSON size.
+    """
+
+    def __init__(self) -> None:
+        self.pool: dict[str, str] = {}
+        self.previous: Any = None
+
+    def __call__(self, entries: list[Any]) -> list[Any]:
+        pool, previous = self.pool, self.previous
+        for entry in entries:
+            if not isinstance(entry, dict):
+                continue
+            for field in _REPEATED:
+                value = entry.get(field)
+                if value.__class__ is str:
+                    entry[field] = pool.setdefault(value, value)
+            if previous is not None and entry.get("parentUuid") == previous:
+                entry["parentUuid"] = previous
+            previous = entry.get("uuid")
+        self.previous = previous
+        return entries
+
+
+def check_objects(key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise StoreError(not_json(key, index, f"it is a {type(entry).__name__}, not an object"))
+
+
+def find_bad_json(key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+    """Name the line that could not be serialised (only called after an insert failed:
+    checking every batch up front would serialise every line twice)."""
+    for index, entry in enumerate(entries):
+        try:
+            dumps(entry)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(not_json(key, index, str(exc))) from None
+
+
+def not_json(key: SessionKey, index: int, why: str) -> str:
+    where = "/".join(p for p in key_of(key) if p)
+    return (
+        f"transcript line {index} for {where} is not JSON ({why}): "
+        "nothing from this batch was stored"
+    )
