@@ -49,6 +49,42 @@ async def test_a_run_reports_every_kind_a_watcher_tells_apart(
     assert {e.step for e in events} == {"w"}
 
 
+def test_blank_text_is_no_event_and_thinking_is_its_own_kind() -> None:
+    from claude_agent_sdk import AssistantMessage, TextBlock, ThinkingBlock
+
+    message = AssistantMessage(
+        content=[TextBlock("  \n"), ThinkingBlock("weighing it", signature=""), TextBlock("ok")],
+        model="m",
+    )
+    assert [(e.kind, e.payload["text"]) for e in normalize(message)] == [
+        ("thinking", "weighing it"),
+        ("text", "ok"),
+    ]
+
+
+def test_the_callers_observer_hears_an_event_before_the_plugins_do() -> None:
+    """The terminal is the caller's observer: a slow plugin must not delay what it shows."""
+    from flower.core.events import emit
+    from flower.hookspecs import hookimpl
+    from flower.plugins import get_plugin_manager
+
+    heard: list[str] = []
+
+    class Late:
+        @hookimpl
+        def flower_event(self, event: Event) -> None:
+            heard.append("plugin")
+
+    manager = get_plugin_manager()
+    plugin = Late()
+    manager.register(plugin, name="late-observer")
+    try:
+        emit(Event("text", {"text": "x"}), lambda e: heard.append("caller"))
+    finally:
+        manager.unregister(plugin)
+    assert heard == ["caller", "plugin"]
+
+
 def test_a_message_of_an_unknown_type_is_reported_not_dropped() -> None:
     class Novel:
         pass

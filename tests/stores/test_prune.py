@@ -97,6 +97,22 @@ async def test_interrupted_results_keep_their_record_with_the_neutral_note(
     assert store.last_report == {"interrupted": 1}
 
 
+async def test_a_call_the_human_rejected_is_interrupted_whatever_its_text_says(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """``toolDenialKind: user-rejected`` decides, not the wording (which the CLI may change,
+    or translate): such a call is neutralised, never counted as a denial."""
+    t = Transcript()
+    t.prompt("count slowly")
+    cut = t.call("sleep 9", "stopped here", is_error=True, toolDenialKind="user-rejected")
+    t.prompt("go on")
+
+    store, loaded = await stored_and_loaded(tmp_path, workspace, t)
+
+    assert results(loaded) == {cut: INTERRUPTED_NOTE}
+    assert store.last_report == {"interrupted": 1}
+
+
 async def test_with_trimming_off_pruning_expiry_and_neutralising_still_happen(
     tmp_path: Path, workspace: Path
 ) -> None:
