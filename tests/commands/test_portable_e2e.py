@@ -1,9 +1,10 @@
 """A run follows its folder, through the real ``flower`` and the real CLI.
 
 ``mv`` the project and run ``flower`` there: the same conversation goes on (its sessions
-were re-keyed to the new path, and the wake line says so). ``cp -r`` it and run
-``flower`` in the copy: the copy forks (a new run id, the same history), the original's
-files stay as they were.
+were re-keyed to the new path, and the wake line says so), and what a human changed in
+the folder meanwhile is on the wake banner and in the resumed agent's next request.
+``cp -r`` it and run ``flower`` in the copy: the copy forks (a new run id, the same
+history), the original's files stay as they were.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def wake(project: Path, cwd: Path) -> Flower:
     return run
 
 
-def test_a_moved_folder_continues_and_a_copy_forks(
+def test_a_moved_folder_continues_and_says_what_changed_and_a_copy_forks(
     scripted_model: ScriptedModel, claude_env: dict[str, str], tmp_path: Path
 ) -> None:
     scripted_model.play(
@@ -52,8 +53,12 @@ def test_a_moved_folder_continues_and_a_copy_forks(
     )
     first = tmp_path / "proj"
     first.mkdir()
+    (first / "keep.txt").write_text("v1", encoding="utf-8")
+    (first / "gone.txt").write_text("old", encoding="utf-8")
     run = Flower("-w", str(first), "写个 hello.txt", "--timeout", "0", cwd=tmp_path)
     assert run.finish() == 0, run.text[-3000:]
+    (first / "keep.txt").write_text("v2, edited by hand", encoding="utf-8")  # while away
+    (first / "gone.txt").unlink()
     work_session = lineage(first)["steps"]["干活"]
     run_id = lineage(first)["run"]
 
@@ -61,8 +66,12 @@ def test_a_moved_folder_continues_and_a_copy_forks(
     shutil.move(first, moved)
     woken = wake(moved, tmp_path)
     assert "moved here from" in woken.text and "re-keyed" in woken.text
+    banner = woken.text.split("Continue?")[0]  # shown before the human decides
+    assert "keep.txt modified" in banner and "gone.txt deleted" in banner
     (resumed,) = scripted_model.requests_for("resumed")  # the same conversation goes on
     assert "照这份已经确认的需求" in resumed.text() and RESUME_PLAIN in resumed.text()
+    told = resumed.text()
+    assert "- modified: keep.txt" in told and "- deleted: gone.txt" in told
     assert lineage(moved)["steps"]["干活"] == work_session
     assert lineage(moved)["run"] == run_id and lineage(moved)["workspace"] == str(moved)
     assert len(scripted_model.requests_for("clarify")) == 1  # nobody asked again

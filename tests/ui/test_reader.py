@@ -24,7 +24,12 @@ def spawn(mode: str, *, after: str = "", env: dict[str, str] | None = None) -> p
     cmd = f"{sys.executable} {CHILD} {mode}" + (f"; {after}" if after else "")
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "TERM": "xterm", "LANG": "C.UTF-8", **(env or {})}
     return pexpect.spawn(
-        "/bin/sh", ["-c", cmd], env=env, dimensions=(24, 80), encoding="utf-8", timeout=20,
+        "/bin/sh",
+        ["-c", cmd],
+        env=env,
+        dimensions=(24, 80),
+        encoding="utf-8",
+        timeout=20,
         preexec_fn=default_signals,
     )
 

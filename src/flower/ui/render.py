@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from flower.core.text import one_line
+from flower.ui.countdown import Countdown
 from flower.ui.sanitize import cells, fit
 from flower.ui.terminal import Terminal
 
@@ -115,45 +116,6 @@ def _gist(data: Any, limit: int = 100) -> str:
     return one_line(str(data or ""), limit)
 
 
-class _Countdown:
-    """A status line ticking down once a second (terminals only)."""
-
-    def __init__(self, terminal: Terminal) -> None:
-        self.terminal = terminal
-        self._stop: threading.Event | None = None
-        self._lock = threading.Lock()
-
-    def start(self, label: Callable[[float], str], seconds: float) -> None:
-        self.stop()
-        if not self.terminal.is_tty or seconds <= 0:
-            return
-        stop = threading.Event()
-        deadline = time.monotonic() + seconds
-        with self._lock:
-            self._stop = stop
-        self.terminal.status(label(seconds))
-
-        def tick() -> None:
-            while not stop.wait(min(1.0, max(0.0, deadline - time.monotonic()))):
-                left = deadline - time.monotonic()
-                if left <= 0.05:
-                    break
-                self.terminal.status(label(left))
-            with self._lock:
-                if self._stop is stop:  # not replaced by a newer countdown
-                    self._stop = None
-                    self.terminal.status(None)
-
-        threading.Thread(target=tick, name="flower-countdown", daemon=True).start()
-
-    def stop(self) -> None:
-        with self._lock:
-            stop, self._stop = self._stop, None
-            if stop is not None:
-                stop.set()
-                self.terminal.status(None)
-
-
 class Renderer:
     """Events in, lines out: the run view. Knows nothing of the workflow beyond Event kinds.
 
@@ -175,7 +137,7 @@ class Renderer:
         self.started = time.monotonic()
         self._shown: set[str] = set()  # questions on screen, not yet settled
         self._offline_streak = False
-        self._countdown = _Countdown(terminal)
+        self._countdown = Countdown(terminal)
         self._lock = threading.RLock()
         self._handlers: dict[str, Callable[[dict[str, Any], str | None], None]] = {
             "wake": self._wake,
@@ -247,6 +209,8 @@ class Renderer:
             parts.append(f"work context {_k(context)}")
         parts.append(f"wake #{woke + 1}")
         self._say(f"<- continuing in {where}  " + " - ".join(parts), "bold")
+        if state.get("drift"):
+            self._say(f"   {state['drift']}", "yellow")
 
     def closing(
         self,

@@ -47,6 +47,7 @@ from flower.core.events import Event, EventCallback, emit
 
 if TYPE_CHECKING:
     from flower.core.agent import AgentSpec
+    from flower.core.drift import Drift
     from flower.core.lineage import Lineage
     from flower.core.runtime import Runtime, StepResult
 
@@ -206,7 +207,10 @@ class Workflow:
             for step_name, sid in lineage.steps.items():
                 sessions.setdefault(step_name, sid)
             ctx["_woke"] = lineage.bump()
-            notice = "; ".join(filter(None, [lineage.notice, self._unmatched(lineage)]))
+            drift = _drift_since(runtime) if lineage.steps else None
+            ctx["_drift"] = drift.prompt() if drift else ""
+            summary = drift.summary() if drift else ""
+            notice = "; ".join(filter(None, [lineage.notice, self._unmatched(lineage), summary]))
             wake = {"woke": ctx["_woke"], "steps": dict(lineage.steps), "notice": notice}
             emit(Event("wake", wake), on_event)
         else:
@@ -227,6 +231,8 @@ class Workflow:
                 result, passed = await self._run_step(
                     step, ctx, runtime, lineage, index=index, on_event=on_event
                 )
+                if lineage is not None:  # the picture the next wake compares with
+                    _record_workspace(runtime)
                 results[step.name] = result
                 if result.session_id:
                     sessions[step.name] = result.session_id
@@ -303,6 +309,8 @@ class Workflow:
         resume: str | None
         if own:
             prompt, resume, fork = step.render(ctx, resumed=True), own, False
+            if ctx.get("_drift"):  # what changed while it was paused, before it relies on memory
+                prompt = f"{prompt}\n\n{ctx['_drift']}"
         else:
             prompt, resume, fork = step.render(ctx), start_resume, start_fork
 
@@ -360,3 +368,19 @@ async def _settle(value: Any) -> Any:
 
 
 __all__ = ["ON_FAIL", "Ctx", "Step", "StepAbort", "Workflow"]
+
+
+def _drift_since(runtime: Runtime) -> Drift | None:
+    """What changed in the workspace since the last step's picture (``None``: unknown)."""
+    from flower.core.drift import since
+
+    workspace, run_dir = getattr(runtime, "workspace", None), getattr(runtime, "run_dir", None)
+    return since(workspace, run_dir) if workspace and run_dir else None
+
+
+def _record_workspace(runtime: Runtime) -> None:
+    from flower.core.drift import record
+
+    workspace, run_dir = getattr(runtime, "workspace", None), getattr(runtime, "run_dir", None)
+    if workspace and run_dir:
+        record(workspace, run_dir)

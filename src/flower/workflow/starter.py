@@ -217,9 +217,12 @@ def wake_state(
 
     Returns ``waking`` (a complete brief is frozen: this is a wake-up), ``brief`` and
     ``goal`` (their paths), ``checks`` (goal checks, 0 without a goal), ``woke`` (wake-ups
-    so far), ``steps`` (a copy of the lineage's step -> session id), plus ``workbench``
-    and ``lineage`` (paths).
+    so far), ``steps`` (a copy of the lineage's step -> session id), ``drift`` (one line:
+    what changed in the workspace since the last step ended, "" when nothing did or
+    nothing is known), plus ``workbench`` and ``lineage`` (paths).
     """
+    from flower.core.drift import since
+
     ws = Path(workspace).expanduser().absolute()
     wb = workbench_for(ws, isolate=isolate)
     brief_path, goal_path = wb.notes / brief_name, wb.notes / goal_name
@@ -232,6 +235,7 @@ def wake_state(
         "checks": len(found.checks) if found is not None else 0,
         "woke": lineage.woke,
         "steps": dict(lineage.steps),
+        "drift": since(ws, Path(run_dir).expanduser().absolute()).summary(),
         "workbench": str(wb.root),
         "lineage": str(Path(run_dir).expanduser().absolute() / LINEAGE_NAME),
     }
