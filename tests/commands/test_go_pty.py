@@ -281,6 +281,25 @@ def test_piped_and_unattended_it_runs_to_the_end(
     assert "done - total $" in done.stdout
 
 
+def test_a_second_flower_on_an_active_run_is_refused_and_says_who_has_it(
+    workspace: Path, tmp_path: Path, claude_env: dict[str, str]
+) -> None:
+    first = Flower("-w", str(workspace), cwd=tmp_path)  # waits for what to do: holds the run
+    try:
+        first.expect("What should it do")
+        second = subprocess.run(
+            [FLOWER, "-w", str(workspace), "写个 hello.txt"],
+            capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        )  # fmt: skip
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert f"active in another flower (pid {first.child.pid} on" in second.stderr
+        assert "--force" in second.stderr and "Traceback" not in second.stderr
+        assert len(second.stderr.strip().splitlines()) == 1
+    finally:
+        first.ctrl_c()
+        assert first.finish() == 130
+
+
 def test_a_misspelt_command_from_a_real_shell(tmp_path: Path) -> None:
     done = subprocess.run(
         [FLOWER, "onec", "hi"], capture_output=True, text=True, timeout=60, cwd=tmp_path

@@ -21,6 +21,7 @@ import click
 
 from flower.commands import EXIT_QUIT, EXIT_USAGE
 from flower.commands.options import (
+    FORCE_HELP,
     Globals,
     check_asks,
     check_rounds,
@@ -58,6 +59,7 @@ _NEW = "Do not continue: archive the last brief, goal and lineage, start over."
 @click.option("--new", is_flag=True, help=_NEW)
 @click.option("--clarify-only", is_flag=True, help="Only clarify and freeze the brief.")
 @click.option("--no-trim", is_flag=True, help="Keep large old tool results whole when resuming.")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 def go(
     ask: tuple[str, ...],
     g: Globals,
@@ -72,6 +74,7 @@ def go(
     new: bool,
     clarify_only: bool,
     no_trim: bool,
+    force: bool,
 ) -> None:
     """Clarify the request, set a goal with checks, work until an independent judge agrees.
 
@@ -105,6 +108,7 @@ def go(
         window=window,
         handoff=not no_handoff,
         trim=not no_trim,
+        force=force,
     )
     sys.exit(code)
 

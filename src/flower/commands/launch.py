@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from flower.commands import EXIT_QUIT, EXIT_USAGE
@@ -63,6 +64,24 @@ def open_runtime(g: Globals, terminal: Any, interactive: bool, **policies: Any) 
     return None
 
 
+def hold_run(g: Globals, stack: ExitStack, *, force: bool) -> bool:
+    """Take the run's lock (:mod:`flower.core.runlock`) for the rest of ``stack``; False
+    after printing who holds it (or why it cannot be taken)."""
+    from flower.core.runlock import RunActive, run_lock
+
+    try:
+        stack.enter_context(run_lock(g.run_dir, force=force))
+    except RunActive as exc:
+        print_error(str(exc))
+        return False
+    except OSError as exc:
+        from flower.commands.startup import startup_problem
+
+        print_error(startup_problem(exc, g.run_dir))
+        return False
+    return True
+
+
 def launch_starter(
     ask: str,
     g: Globals,
@@ -72,12 +91,11 @@ def launch_starter(
     window: int | None,
     handoff: bool,
     trim: bool,
+    force: bool = False,
 ) -> int:
     """``flower go``: build the starter flow for ``ask`` and drive it."""
-    from flower.commands.go import read_ask
     from flower.core.agent import HandoffPolicy
     from flower.stores.trim import TrimPolicy
-    from flower.workflow import starter_flow, wake_state
 
     terminal, renderer, interactive = make_view(g)
     _verbose(g, terminal)
@@ -87,6 +105,28 @@ def launch_starter(
     rt = open_runtime(g, terminal, interactive, trim=TrimPolicy(enabled=trim), handoff=policy)
     if rt is None:
         return EXIT_USAGE
+    with ExitStack() as held:
+        if not hold_run(g, held, force=force):
+            rt.close()
+            return EXIT_USAGE
+        return _continue_starter(ask, g, settings, rt, terminal, renderer, interactive, new=new)
+
+
+def _continue_starter(
+    ask: str,
+    g: Globals,
+    settings: dict[str, Any],
+    rt: Runtime,
+    terminal: Any,
+    renderer: Any,
+    interactive: bool,
+    *,
+    new: bool,
+) -> int:
+    """The banner, the question of what to do, the workflow, the run (the lock is held)."""
+    from flower.commands.go import read_ask
+    from flower.workflow import starter_flow, wake_state
+
     try:
         state = wake_state(g.workspace, run_dir=g.run_dir, isolate=settings["isolate"])
         if state["waking"] and not new:
@@ -131,4 +171,4 @@ def _verbose(g: Globals, terminal: Any) -> None:
         terminal.line(line, "dim")
 
 
-__all__ = ["drive", "launch_starter", "make_view", "open_runtime"]
+__all__ = ["drive", "hold_run", "launch_starter", "make_view", "open_runtime"]

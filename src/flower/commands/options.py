@@ -26,6 +26,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: Below this a context window cannot hold Claude Code's own prompt plus a handoff: every
 #: turn would overflow and the step would loop through handoffs until the generation limit.
 MIN_WINDOW = 60_000
+#: ``--force`` on the commands that continue a run (``go``, ``run``).
+FORCE_HELP = (
+    "Run even if another flower holds this run (run_dir/run.lock names it): only when you"
+    " know it is gone, or mean to run both."
+)
 
 
 @dataclass

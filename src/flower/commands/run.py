@@ -9,34 +9,40 @@ its channel, the inbox, side questions, Ctrl-C, a closing line.
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import click
 
 from flower.commands import EXIT_USAGE
-from flower.commands.options import Globals, with_globals
+from flower.commands.options import FORCE_HELP, Globals, with_globals
 
 
 @click.command(name="run")
 @with_globals
 @click.argument("target")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 def run(
     target: str,
     g: Globals,
+    force: bool,
 ) -> None:
     """Run your own workflow: flower run flows.py:main (or package.module:main)."""
     workflow = load_workflow(target)
-    from flower.commands.launch import drive, make_view, open_runtime
+    from flower.commands.launch import drive, hold_run, make_view, open_runtime
 
     terminal, renderer, interactive = make_view(g)
     rt = open_runtime(g, terminal, interactive, workbench=bool(g.workbench), trim=bool(g.trim))
     if rt is None:
         sys.exit(EXIT_USAGE)
-    try:
-        code = drive(workflow, rt, terminal, renderer, interactive)
-    finally:
-        rt.close()
+    with ExitStack() as held:
+        try:
+            if not hold_run(g, held, force=force):
+                sys.exit(EXIT_USAGE)
+            code = drive(workflow, rt, terminal, renderer, interactive)
+        finally:
+            rt.close()
     sys.exit(code)
 
 
