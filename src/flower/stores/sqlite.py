@@ -63,6 +63,9 @@ T = TypeVar("T")
 
 #: Rows fetched per round trip when loading; bounds the driver's buffer on Postgres.
 LOAD_CHUNK = 500
+_SQLITE_LOAD = (
+    "SELECT entry FROM entries WHERE project_key = ? AND session_id = ? AND subpath = ? ORDER BY id"
+)
 #: Attempts at a write transaction that lost a race to create the same key.
 WRITE_ATTEMPTS = 3
 
@@ -365,12 +368,30 @@ class SqliteSessionStore(SessionStore):
         with self._errors(), self._engine.connect() as conn:
             if conn.execute(META, ids).first() is None:
                 return None
-            result = conn.execution_options(yield_per=LOAD_CHUNK).execute(self._entry_text, ids)
             share = RepeatedStrings()
-            for rows in result.partitions():
-                chunk = self._loads("[" + ",".join(text for (text,) in rows) + "]")
-                loaded.extend(share(chunk))
+            for texts in self._entry_texts(conn, ids):
+                loaded.extend(share(self._loads("[" + ",".join(texts) + "]")))
         return loaded
+
+    def _entry_texts(self, conn: sa.Connection, ids: dict[str, str]) -> Iterator[list[str]]:
+        """The stored lines' JSON text, ``LOAD_CHUNK`` rows at a time.
+
+        On SQLite straight from the driver's cursor: SQLAlchemy's row processing cost
+        more than parsing the JSON. Elsewhere through SQLAlchemy, whose ``yield_per``
+        streams from a server-side cursor instead of buffering the whole transcript.
+        """
+        if self._engine.dialect.name == "sqlite":
+            cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+            try:
+                cursor.execute(_SQLITE_LOAD, (ids["pk"], ids["sid"], ids["sub"]))
+                while rows := cursor.fetchmany(LOAD_CHUNK):
+                    yield [text for (text,) in rows]
+            finally:
+                cursor.close()
+            return
+        result = conn.execution_options(yield_per=LOAD_CHUNK).execute(self._entry_text, ids)
+        for rows in result.partitions():
+            yield [text for (text,) in rows]
 
     def _delete(self, key: SessionKey) -> None:
         project_key, session_id, subpath = key_of(key)
