@@ -52,6 +52,12 @@ def test_delay_doubles_up_to_the_cap_with_quarter_jitter(attempt: int, base: flo
             ("bedrock-runtime.eu-west-1.amazonaws.com", 443),
         ),
         (
+            {"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_DEFAULT_REGION": "ap-south-1"},
+            ("bedrock-runtime.ap-south-1.amazonaws.com", 443),
+        ),
+        ({"CLAUDE_CODE_USE_BEDROCK": "1"}, ("bedrock-runtime.us-east-1.amazonaws.com", 443)),
+        ({"ANTHROPIC_BASE_URL": "https://gw.example.com:99999"}, ("gw.example.com", 443)),
+        (
             {"CLAUDE_CODE_USE_VERTEX": "1", "CLOUD_ML_REGION": "us-east5"},
             ("us-east5-aiplatform.googleapis.com", 443),
         ),
