@@ -13,6 +13,9 @@ from flower.stores.statements import key_of
 
 #: Top-level fields whose values repeat on nearly every line of a session.
 _REPEATED = ("type", "sessionId", "cwd", "version", "gitBranch", "userType", "entrypoint")
+#: The same inside ``message``: who speaks, which model, how it stopped; and each content
+#: block's ``type``.
+_REPEATED_IN_MESSAGE = ("role", "model", "type", "stop_reason")
 
 
 class RepeatedStrings:
@@ -37,6 +40,19 @@ class RepeatedStrings:
                 value = entry.get(field)
                 if value.__class__ is str:
                     entry[field] = pool.setdefault(value, value)
+            message = entry.get("message")
+            if message.__class__ is dict:
+                for field in _REPEATED_IN_MESSAGE:
+                    value = message.get(field)
+                    if value.__class__ is str:
+                        message[field] = pool.setdefault(value, value)
+                content = message.get("content")
+                if content.__class__ is list:
+                    for block in content:
+                        if block.__class__ is dict:
+                            kind = block.get("type")
+                            if kind.__class__ is str:
+                                block["type"] = pool.setdefault(kind, kind)
             if previous is not None and entry.get("parentUuid") == previous:
                 entry["parentUuid"] = previous
             previous = entry.get("uuid")
