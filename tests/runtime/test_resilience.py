@@ -61,6 +61,11 @@ def test_delay_doubles_up_to_the_cap_with_quarter_jitter(attempt: int, base: flo
             {"CLAUDE_CODE_USE_VERTEX": "1", "CLOUD_ML_REGION": "us-east5"},
             ("us-east5-aiplatform.googleapis.com", 443),
         ),
+        ({"CLAUDE_CODE_USE_VERTEX": "1"}, ("us-east5-aiplatform.googleapis.com", 443)),
+        (
+            {"CLAUDE_CODE_USE_VERTEX": "1", "CLOUD_ML_REGION": "global"},
+            ("aiplatform.googleapis.com", 443),
+        ),
         ({"CLAUDE_CODE_USE_BEDROCK": "0", "ANTHROPIC_BASE_URL": "http://h:1"}, ("h", 1)),
     ],
 )
@@ -211,6 +216,29 @@ async def test_wait_online_gives_up_after_max_offline_wait() -> None:
     ).wait_online(env)
     assert not online
     assert 0.35 < time.monotonic() - started < 3
+
+
+@pytest.mark.anyio
+async def test_the_last_wait_is_cut_to_what_is_left_of_max_offline_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a clock that only the waits move: probes at 0, 4, 8 and 10 s, never a wait past
+    the limit, and no probe after it."""
+    import flower.core.resilience as resilience
+
+    clock = [0.0]
+    monkeypatch.setattr(resilience.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(resilience, "reachable", lambda *a: False)
+
+    async def advance(seconds: float) -> None:
+        clock[0] += seconds
+
+    seen: list[tuple[float, float]] = []
+    online = await Resilience(probe_interval=4, max_offline_wait=10).wait_online(
+        {}, on_offline=lambda waited, next_in: seen.append((waited, next_in)), sleep=advance
+    )
+    assert not online
+    assert seen == [(0.0, 4.0), (4.0, 4.0), (8.0, 2.0)]
 
 
 @pytest.mark.anyio
