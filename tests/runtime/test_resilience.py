@@ -227,8 +227,15 @@ async def test_the_last_wait_is_cut_to_what_is_left_of_max_offline_wait(
     import flower.core.resilience as resilience
 
     clock = [0.0]
+    probes: list[float] = []
+
+    def unreachable(*_: object) -> bool:
+        probes.append(clock[0])
+        assert len(probes) < 10, f"still probing at {clock[0]} s"
+        return False
+
     monkeypatch.setattr(resilience.time, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(resilience, "reachable", lambda *a: False)
+    monkeypatch.setattr(resilience, "reachable", unreachable)
 
     async def advance(seconds: float) -> None:
         clock[0] += seconds
@@ -238,7 +245,7 @@ async def test_the_last_wait_is_cut_to_what_is_left_of_max_offline_wait(
         {}, on_offline=lambda waited, next_in: seen.append((waited, next_in)), sleep=advance
     )
     assert not online
-    assert seen == [(0.0, 4.0), (4.0, 4.0), (8.0, 2.0)]
+    assert seen == [(0.0, 4.0), (4.0, 4.0), (8.0, 2.0)] and probes == [0.0, 4.0, 8.0, 10.0]
 
 
 @pytest.mark.anyio
