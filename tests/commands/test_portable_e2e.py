@@ -84,3 +84,48 @@ def test_a_moved_folder_continues_and_says_what_changed_and_a_copy_forks(
     assert len(scripted_model.requests_for("resumed")) == 2  # the copy has the history too
     assert lineage(copy)["run"] != run_id and lineage(copy)["workspace"] == str(copy)
     assert (moved / "runs" / LINEAGE_NAME).read_bytes() == original
+
+
+@pytest.mark.postgres
+def test_another_machine_on_the_same_postgres_continues_the_run(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], tmp_path: Path, pg_url: str
+) -> None:
+    """Machine one runs in /one with its own HOME; the folder then lives on at /two under
+    another HOME (nothing of machine one's ~/.claude comes along): the transcripts come
+    from the shared store, re-keyed to the new path, and the conversation goes on."""
+    scripted_model.play(
+        [
+            conversation("resumed", text(S.ROUND1), after_user=RESUME_PLAIN, system=S.COORDINATOR),
+            S.coder(),
+            S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
+            S.goal_setter(),
+            S.clarifier(ask=False),
+            S.coordinator(S.DISPATCH, text(S.ROUND1)),
+        ]
+    )
+    homes = {}
+    for name in ("home-one", "home-two"):
+        home = tmp_path / name
+        (home / ".claude").mkdir(parents=True)
+        homes[name] = {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+                       "FLOWER_STORE_URL": pg_url}  # fmt: skip
+    one = tmp_path / "one"
+    one.mkdir()
+    first = Flower(
+        "-w", str(one), "写个 hello.txt", "--timeout", "0", cwd=tmp_path, env=homes["home-one"]
+    )
+    assert first.finish() == 0, first.text[-3000:]
+    assert not (one / "runs" / "sessions.db").exists()  # the transcripts are in Postgres
+    work_session = lineage(one)["steps"]["干活"]
+
+    two = tmp_path / "two"
+    shutil.move(one, two)  # rsync'd to the other machine; the first one is gone
+    shutil.rmtree(tmp_path / "home-one")
+    again = Flower("-w", str(two), "--timeout", "0", cwd=tmp_path, env=homes["home-two"])
+    again.expect("Continue\\?")
+    again.type("")
+    assert again.finish() == 0, again.text[-3000:]
+    assert "moved here from" in again.text
+    (resumed,) = scripted_model.requests_for("resumed")
+    assert "照这份已经确认的需求" in resumed.text()  # the same conversation, from the store
+    assert lineage(two)["steps"]["干活"] == work_session
