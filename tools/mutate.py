@@ -192,11 +192,18 @@ def skip_equivalent(session: Path, module: str) -> int:
 
 def session_for(module: str, tests: list[str]) -> Path:
     """Where a module's run is kept: ``.mutation/`` (git-ignored), one file per module
-    content and test selection, so an interrupted run picks up where it stopped, and an
-    edited module or another choice of tests starts over."""
+    content and test selection (and the tests' content), so an interrupted run picks up
+    where it stopped, and an edited module or test, or another choice of tests, starts
+    over."""
     import hashlib
 
-    digest = hashlib.sha256((ROOT / module).read_bytes() + repr(tests).encode()).hexdigest()[:12]
+    hashed = hashlib.sha256((ROOT / module).read_bytes() + repr(tests).encode())
+    for test in tests:  # a changed test is another run: its verdicts may differ
+        path = ROOT / test.split("::")[0]
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            if file.is_file():
+                hashed.update(file.read_bytes())
+    digest = hashed.hexdigest()[:12]
     slug = module.removeprefix("src/").replace("/", ".").removesuffix(".py")
     folder = ROOT / ".mutation"
     folder.mkdir(exist_ok=True)
