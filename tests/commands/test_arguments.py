@@ -102,6 +102,32 @@ def test_status_reads_a_folder_without_credentials_or_a_model(tmp_path: Path) ->
     assert report["verdict"] == {"step": "干活·判定#1", "state": "not_yet", "reason": "缺测试"}
     code, output = invoke("status", "-w", str(ws))
     assert "last verdict (干活·判定#1): not_yet 缺测试" in output and "$0.7500" in output
+    assert report["drift"] == "" and report["active"] is None and "running now" not in output
+
+
+def test_status_says_who_runs_it_now_and_what_changed_since_the_last_step(
+    tmp_path: Path,
+) -> None:
+    from flower.core.drift import record
+    from flower.core.manifest import Manifest
+    from flower.core.runlock import run_lock
+
+    ws = tmp_path / "ws"
+    (ws / "app.py").parent.mkdir(parents=True)
+    (ws / "app.py").write_text("v1", encoding="utf-8")
+    Manifest(ws / "runs").write([{"step": "干活", "ok": True, "session_id": "w1"}])
+    record(ws, ws / "runs")
+    (ws / "app.py").write_text("v2 by hand", encoding="utf-8")
+    with run_lock(ws / "runs") as me:
+        code, output = invoke("-w", str(ws), "status", "--json")
+        report = json.loads(output)
+        assert code == 0 and report["active"]["pid"] == me["pid"]
+        assert report["drift"] == "since the last step, 1 file changed (app.py modified)"
+        code, output = invoke("status", "-w", str(ws))
+        assert f"running now: pid {me['pid']} on " in output
+        assert "app.py modified" in output
+    code, output = invoke("-w", str(ws), "status", "--json")
+    assert code == 0 and json.loads(output)["active"] is None  # released with the block
 
 
 def test_run_dir_defaults_to_the_workspace_so_w_never_splits_a_run(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
     from flower.commands.pending import read_pending
     from flower.core.goal import Verdict
     from flower.core.manifest import Manifest
+    from flower.core.runlock import holder_of
     from flower.workflow import wake_state
 
     state = wake_state(workspace, run_dir=run_dir)
@@ -71,6 +72,8 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
         "cost_usd": round(sum(float(row.get("cost_usd") or 0.0) for row in rows), 6),
         "verdict": verdict,
         "pending": read_pending(run_dir).get("asks", []),
+        "drift": state["drift"],
+        "active": holder_of(run_dir),
     }
 
 
@@ -81,6 +84,9 @@ def describe(report: dict[str, Any]) -> list[str]:
     lines = [
         f"{report['workspace']}: woken {report['woke']} time(s), ${report['cost_usd']:.4f} so far"
     ]
+    if report.get("active"):
+        who = report["active"]
+        lines.append(f"running now: pid {who.get('pid', '?')} on {who.get('host', '?')}")
     if report["waking"]:
         checks = f", goal with {report['checks']} check(s)" if report["checks"] else ""
         lines.append(f"brief confirmed{checks}: {report['brief']}")
@@ -98,6 +104,8 @@ def describe(report: dict[str, Any]) -> list[str]:
     for ask in report["pending"]:
         options = f" [{' / '.join(ask['options'])}]" if ask.get("options") else ""
         lines.append(f"waiting for an answer ({ask['id']}): {ask['question']}{options}")
+    if report.get("drift"):
+        lines.append(report["drift"])
     return lines
 
 

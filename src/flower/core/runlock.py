@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LOCK_NAME", "RunActive", "run_lock"]
+__all__ = ["LOCK_NAME", "RunActive", "holder_of", "run_lock"]
 
 LOCK_NAME = "run.lock"
 
@@ -68,6 +68,27 @@ def run_lock(run_dir: str | Path, *, force: bool = False) -> Iterator[dict[str, 
         finally:
             if held:
                 fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def holder_of(run_dir: str | Path) -> dict[str, Any] | None:
+    """Who holds ``run_dir``'s run now (host, pid, since), or ``None`` when nobody does.
+
+    Read-only: it never creates the lock file or the folder (``flower status`` uses it).
+    """
+    path = Path(run_dir) / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _holder(fd)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
     finally:
         os.close(fd)
 
