@@ -117,6 +117,47 @@ async def test_large_old_results_spill_byte_for_byte_and_leave_a_pointer(
     assert sorted(p.name for p in path.parent.iterdir()) == files
 
 
+async def test_a_link_planted_as_a_spill_file_is_replaced_not_trusted(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """The agent works in the workspace and could plant a link where a spill file goes:
+    the next load writes the original there again instead of pointing at the link."""
+    t = Transcript()
+    t.prompt("build")
+    body = "".join(f"row {n}\n" for n in range(3000))
+    big = t.call("make build", body)
+    t.call("make test", "z" * 3000)
+    store, out = await loaded(tmp_path, workspace, t, policy=TrimPolicy(keep_recent=1))
+    path = Path(SPILLED.search(results(out)[big]).group(1))
+    elsewhere = tmp_path / "planted.txt"
+    elsewhere.write_text("not what the tool printed", encoding="utf-8")
+    path.unlink()
+    path.symlink_to(elsewhere)
+
+    again = await store.load(KEY)
+
+    assert Path(SPILLED.search(results(again or [])[big]).group(1)) == path
+    assert not path.is_symlink() and path.read_text(encoding="utf-8") == body
+    assert elsewhere.read_text(encoding="utf-8") == "not what the tool printed"
+
+
+async def test_a_long_command_is_shortened_in_the_expiry_note(
+    tmp_path: Path, workspace: Path
+) -> None:
+    t = Transcript()
+    t.prompt("look around")
+    command = "ls -la " + " ".join(f"dir{n}/sub" for n in range(20))
+    stale = t.call(command, "a b c")
+    for _ in range(6):
+        t.call("git status", "clean")
+
+    _, out = await loaded(tmp_path, workspace, t)
+
+    note = results(out)[stale]
+    shown = note[1 : note.index(" 的结果已过期")]
+    assert len(shown) == trim.CMD_CHARS and shown == command[: trim.CMD_CHARS - 1] + "…"
+
+
 async def test_only_text_is_trimmed_images_stay_and_compact_summaries_are_untouched(
     tmp_path: Path, workspace: Path
 ) -> None:
