@@ -64,13 +64,14 @@ def open_runtime(g: Globals, terminal: Any, interactive: bool, **policies: Any) 
     return None
 
 
-def hold_run(g: Globals, stack: ExitStack, *, force: bool) -> bool:
+def hold_run(g: Globals, stack: ExitStack, rt: Runtime, *, force: bool) -> bool:
     """Take the run's lock (:mod:`flower.core.runlock`) for the rest of ``stack``; False
     after printing who holds it (or why it cannot be taken)."""
     from flower.core.runlock import RunActive, run_lock
 
+    url = getattr(rt.store, "url", None)
     try:
-        stack.enter_context(run_lock(g.run_dir, force=force))
+        stack.enter_context(run_lock(g.run_dir, force=force, store_url=url, workspace=g.workspace))
     except RunActive as exc:
         print_error(str(exc))
         return False
@@ -106,7 +107,7 @@ def launch_starter(
     if rt is None:
         return EXIT_USAGE
     with ExitStack() as held:
-        if not hold_run(g, held, force=force):
+        if not hold_run(g, held, rt, force=force):
             rt.close()
             return EXIT_USAGE
         return _continue_starter(ask, g, settings, rt, terminal, renderer, interactive, new=new)

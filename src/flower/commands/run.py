@@ -38,7 +38,7 @@ def run(
         sys.exit(EXIT_USAGE)
     with ExitStack() as held:
         try:
-            if not hold_run(g, held, force=force):
+            if not hold_run(g, held, rt, force=force):
                 sys.exit(EXIT_USAGE)
             code = drive(workflow, rt, terminal, renderer, interactive)
         finally:

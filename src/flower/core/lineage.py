@@ -57,7 +57,7 @@ from typing import Any
 from flower.core.filelock import locked, move_aside
 from flower.core.workbench import atomic_write
 
-__all__ = ["LINEAGE_NAME", "Lineage"]
+__all__ = ["LINEAGE_NAME", "Lineage", "continuing_run"]
 
 LINEAGE_NAME = "lineage.json"
 
@@ -314,6 +314,23 @@ def _steps(data: dict[str, Any]) -> dict[str, str]:
     if not isinstance(steps, dict):
         return {}
     return {k: v for k, v in steps.items() if isinstance(k, str) and k and isinstance(v, str) and v}
+
+
+def continuing_run(run_dir: str | Path, workspace: str | Path) -> str:
+    """The id of the run a flower in ``workspace`` would continue from ``run_dir``: the
+    lineage's run when it names this workspace, or a workspace gone from this machine
+    (moved, or copied here from another one); "" when there is none, or when the folder
+    it names is still here (this one is a copy, which forks under a new id). Read-only."""
+    try:
+        data = json.loads((Path(run_dir) / LINEAGE_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(data, dict) or not isinstance(data.get("workspace"), str):
+        return ""
+    named = _canonical(data["workspace"])
+    if named != _canonical(workspace) and os.path.exists(named):
+        return ""
+    return _run_id(data)
 
 
 def _run_id(data: dict[str, Any]) -> str:

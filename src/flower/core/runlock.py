@@ -8,6 +8,10 @@ holds it (host, pid, since when), so the refusal can name them.
 
 ``force=True`` goes on without the lock (the human knows the other one is gone or means
 to run both); the file then names the newcomer.
+
+With the session store in Postgres (``store_url``) the run is also locked in the
+database, by its run id (:mod:`flower.stores.runlock_pg`), so a second machine waking a
+copy of the same run is refused the same way.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import os
 import socket
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +46,18 @@ class RunActive(RuntimeError):
 
 
 @contextmanager
-def run_lock(run_dir: str | Path, *, force: bool = False) -> Iterator[dict[str, Any]]:
+def run_lock(
+    run_dir: str | Path,
+    *,
+    force: bool = False,
+    store_url: str | None = None,
+    workspace: str | Path | None = None,
+) -> Iterator[dict[str, Any]]:
     """Hold ``run_dir``'s lock for the block; yields what the file now says.
 
     Raises :class:`RunActive` when another process holds it (unless ``force``), and
-    ``OSError`` when the run directory cannot be written.
+    ``OSError`` when the run directory cannot be written. With a Postgres ``store_url``
+    and the ``workspace``, the run this folder continues is locked in the database too.
     """
     folder = Path(run_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -64,7 +75,10 @@ def run_lock(run_dir: str | Path, *, force: bool = False) -> Iterator[dict[str, 
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(me).encode(), 0)
         try:
-            yield me
+            with ExitStack() as database:
+                if store_url and workspace is not None and not force:
+                    _lock_in_database(database, folder, Path(workspace), store_url)
+                yield me
         finally:
             if held:
                 fcntl.flock(fd, fcntl.LOCK_UN)
@@ -91,6 +105,27 @@ def holder_of(run_dir: str | Path) -> dict[str, Any] | None:
         return None
     finally:
         os.close(fd)
+
+
+def _lock_in_database(stack: ExitStack, run_dir: Path, workspace: Path, url: str) -> None:
+    """The database half of the lock; a store that cannot be reached locks nothing (the
+    run then fails on the store itself, with the store's own message)."""
+    from flower.core.lineage import continuing_run
+    from flower.stores.url import is_postgres, to_url
+
+    run = continuing_run(run_dir, workspace) if is_postgres(url) else ""
+    if not run:
+        return
+    import sqlalchemy as sa
+
+    from flower.stores.runlock_pg import held_in_postgres
+
+    try:
+        holder = stack.enter_context(held_in_postgres(to_url(url), run))
+    except sa.exc.SQLAlchemyError:
+        return
+    if holder is not None:
+        raise RunActive(run_dir, holder)
 
 
 def _holder(fd: int) -> dict[str, Any]:
