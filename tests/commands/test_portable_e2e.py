@@ -10,7 +10,9 @@ history), the original's files stay as they were.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +23,13 @@ from flower.testing import ScriptedModel, conversation, text
 from flower.workflow.starter import RESUME_PLAIN
 
 from ..workflow import scripts as S
-from .terminal import Flower
+from .terminal import FLOWER, Flower
 
 pytestmark = pytest.mark.e2e
+
+
+def manifest_rows(project: Path) -> list[dict[str, Any]]:
+    return json.loads((project / "runs" / "manifest.json").read_text(encoding="utf-8"))
 
 
 def lineage(project: Path) -> dict[str, Any]:
@@ -117,6 +123,17 @@ def test_another_machine_on_the_same_postgres_continues_the_run(
     assert first.finish() == 0, first.text[-3000:]
     assert not (one / "runs" / "sessions.db").exists()  # the transcripts are in Postgres
     work_session = lineage(one)["steps"]["干活"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    listed = subprocess.run(
+        [FLOWER, "status", "--all", "--json"], capture_output=True, text=True, timeout=60,
+        cwd=elsewhere, env={**os.environ, **homes["home-two"]},
+    )  # fmt: skip  # another machine, another folder: the store lists the run
+    (run,) = json.loads(listed.stdout)
+    assert run["run"] == lineage(one)["run"] and run["workspace"] == str(one)
+    rows = manifest_rows(one)
+    assert run["steps"] == len(rows) and run["last_step"] == rows[-1]["step"] == "干活·判定#1"
+    assert run["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in rows))
 
     two = tmp_path / "two"
     shutil.move(one, two)  # rsync'd to the other machine; the first one is gone

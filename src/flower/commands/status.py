@@ -19,11 +19,26 @@ from flower.commands.options import Globals, with_globals
 @click.command(name="status")
 @with_globals
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of lines.")
+@click.option(
+    "--all",
+    "every_run",
+    is_flag=True,
+    help="Every run in the session store (FLOWER_STORE_URL, else this folder's), any machine's.",
+)
 def status(
     as_json: bool,
+    every_run: bool,
     g: Globals,
 ) -> None:
     """Where the run in this folder stands: steps, rounds, cost, the last verdict, questions."""
+    if every_run:
+        listed = runs_in_store(g.run_dir)
+        if as_json:
+            click.echo(json.dumps(listed, ensure_ascii=False, indent=2))
+            return
+        for line in describe_runs(listed):
+            click.echo(line)
+        return
     report = collect(g.workspace, g.run_dir)
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, indent=2))
@@ -77,6 +92,43 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
     }
 
 
+def runs_in_store(run_dir: Path) -> list[dict[str, Any]]:
+    """The store's run list (``FLOWER_STORE_URL``, else ``run_dir/sessions.db``); a store
+    that cannot be opened is a one-line usage error."""
+    import os
+
+    from flower.stores.errors import StoreError
+    from flower.stores.sqlite import SqliteSessionStore
+
+    target = os.environ.get("FLOWER_STORE_URL") or str(run_dir / "sessions.db")
+    if "://" not in target and not Path(target).is_file():
+        return []
+    try:
+        store = SqliteSessionStore(target)
+        try:
+            return store.runs()
+        finally:
+            store.close()
+    except StoreError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def describe_runs(listed: list[dict[str, Any]]) -> list[str]:
+    """The run list as lines: one per run, newest first."""
+    import time
+
+    if not listed:
+        return ["no runs in the session store yet"]
+    lines = []
+    for run in listed:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run["ended_at"]))
+        lines.append(
+            f"{run['workspace']} on {run['host']}: {run['steps']} step(s), {run['ok']} ok,"
+            f" ${run['cost_usd']:.4f}, last {run['last_step']} at {when} (run {run['run'][:8]})"
+        )
+    return lines
+
+
 def describe(report: dict[str, Any]) -> list[str]:
     """The report as lines a person reads."""
     if not report["steps"] and not report["waking"]:
@@ -109,4 +161,4 @@ def describe(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["collect", "describe", "status"]
+__all__ = ["collect", "describe", "describe_runs", "runs_in_store", "status"]

@@ -98,3 +98,22 @@ def _started(row: Mapping[str, Any]) -> float:
         return float(row.get("started_at") or 0.0)
     except (TypeError, ValueError):
         return 0.0
+
+
+def mirror_step(runtime: Any, row: Mapping[str, Any]) -> None:
+    """Append a finished step to the store's run list too (``flower status --all``), when
+    the store keeps one and the run has an id (a workflow with a lineage); never raises:
+    the local manifest is the record, the mirror a view of it."""
+    recorder = getattr(runtime.store, "record_step", None)
+    if recorder is None:
+        return
+    from flower.core.lineage import continuing_run
+
+    try:
+        run = continuing_run(runtime.run_dir, runtime.workspace)
+        if run:
+            import socket
+
+            recorder(run, str(runtime.workspace), socket.gethostname(), row)
+    except Exception as exc:  # a view must not fail a step
+        print(f"flower: could not add the step to the store's run list: {exc}", file=sys.stderr)

@@ -30,7 +30,7 @@ from flower.core.attempt import Attempt, Live, cli_env, error_text, run_attempt
 from flower.core.credentials import check_credentials
 from flower.core.events import Event, EventCallback, emit
 from flower.core.handoff import is_overflow
-from flower.core.manifest import Manifest, manifest_row, new_run_id
+from flower.core.manifest import Manifest, manifest_row, mirror_step, new_run_id
 from flower.core.relay import hand_off
 from flower.core.resilience import Resilience, classify, endpoint
 from flower.core.result import KILLED, StepResult
@@ -479,6 +479,7 @@ class Runtime:
         finally:
             if self._current is result:
                 self._current = None
+        mirror_step(self, manifest_row(result, self.run_id))
         emit(
             Event(
                 "result",

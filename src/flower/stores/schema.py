@@ -14,6 +14,9 @@ unique constraints behave the same on every database):
     wake-up line shows without reading the transcript.
 ``summaries``
     One row per main session: the SDK's opaque ``fold_session_summary`` state.
+``steps``
+    One row per finished step of a run (its manifest row, by run id, workspace and
+    host): what ``flower status --all`` shows from any machine using the store.
 
 The tables here describe the head revision for queries and for ``alembic
 revision --autogenerate``; the migrations in ``migrations/versions`` create them.
@@ -65,7 +68,22 @@ summaries = sa.Table(
     sa.Column("data", Json, nullable=False),
 )
 
-TABLES = ("entries", "meta", "summaries")
+steps = sa.Table(
+    "steps",
+    metadata,
+    sa.Column("id", RowId, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(64), nullable=False),
+    sa.Column("workspace", sa.String(KEY_LENGTH), nullable=False),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("step", sa.String(255), nullable=False),
+    sa.Column("ok", sa.Boolean, nullable=False),
+    sa.Column("cost_usd", sa.Float, nullable=False),
+    sa.Column("ended_at", sa.Float, nullable=False),
+    sa.Column("row", Json, nullable=False),
+    sa.Index("ix_steps_run", "run_id", "id"),
+)
+
+TABLES = ("entries", "meta", "summaries", "steps")
 
 #: Where alembic keeps flower's schema revision. Not alembic's default
 #: ``alembic_version``: a store pointed at an application's own database must neither

@@ -215,6 +215,21 @@ class SqliteSessionStore(SessionStore):
         )
         return [key for (key,) in await self._in_thread(self._read, query)]
 
+    def record_step(self, run_id: str, workspace: str, host: str, row: dict[str, Any]) -> None:
+        """Add a finished step to the run list (:mod:`flower.stores.steps`); synchronous:
+        the Runtime calls it from its own bookkeeping, next to the manifest write."""
+        from flower.stores.steps import record_step
+
+        with self._errors():
+            record_step(self._engine, run_id, workspace, host, row)
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run in the store, newest first (:func:`flower.stores.steps.runs`)."""
+        from flower.stores.steps import runs
+
+        with self._errors():
+            return runs(self._engine)
+
     async def copy_sessions(self, old_project: str, new_project: str, ids: list[str]) -> int:
         """Copy sessions to another project key (a moved workspace); see
         :func:`flower.stores.rekey.copy_sessions`. How many were copied."""
