@@ -172,6 +172,8 @@ class PruningSessionStore(TrimmingSessionStore):
         line so the chain runs call -> result -> whatever came next.
         """
         answered = {str(block.get("tool_use_id")) for _, _, block in tool_results(entries)}
+        if not _has_orphans(entries, answered):  # the usual case: one quick pass, no maps
+            return entries
         last_line: dict[str, int] = {}
         calls: dict[str, list[str]] = {}
         orphans: dict[str, list[str]] = {}
@@ -205,6 +207,21 @@ class PruningSessionStore(TrimmingSessionStore):
             if index in inserted:
                 healed.append(inserted[index])
         return healed
+
+
+def _has_orphans(entries: list[Entry], answered: set[str]) -> bool:
+    """Whether any ``tool_use`` of an assistant line with a uuid has no result."""
+    for entry in entries:
+        if entry.get("type") != "assistant" or not entry.get("uuid"):
+            continue
+        for block in blocks(entry):
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "tool_use"
+                and str(block.get("id")) not in answered
+            ):
+                return True
+    return False
 
 
 def relink(kept: list[Entry], original: list[Entry], removed: set[int]) -> list[Entry]:

@@ -58,6 +58,9 @@ __all__ = [
     "trim_report",
 ]
 
+#: ``tool_results(entries)`` as a list: (line index, line, tool_result block).
+ResultBlocks = list[tuple[int, Entry, dict[str, Any]]]
+
 #: The checker lexes a command each time; a session repeats the same few commands
 #: (``git status``, ``ls``) hundreds of times, and every load asks again for each.
 _ephemeral = functools.lru_cache(maxsize=4096)(is_ephemeral)
@@ -155,10 +158,12 @@ class TrimmingSessionStore(SqliteSessionStore):
         """Everything ``load()`` does after reading, in the seed's order (runs in a thread)."""
         self.last_report = {}
         entries = self._prepare(entries)
+        # Expiry and trimming change blocks in place, never lines: one walk serves both.
+        results = list(tool_results(entries))
         if self.ephemeral.enabled:
-            entries = self.expire(entries)
+            entries = self.expire(entries, results=results)
         if self.policy.enabled:
-            entries = self.trim(entries)
+            entries = self.trim(entries, results=results)
         return entries
 
     def _prepare(self, entries: list[Any]) -> list[Any]:
@@ -170,12 +175,15 @@ class TrimmingSessionStore(SqliteSessionStore):
 
     # --- expiry -----------------------------------------------------------------------
 
-    def expire(self, entries: list[Entry]) -> list[Entry]:
-        """Replace stale ephemeral Bash results with ``ephemeral.text`` (in place)."""
+    def expire(self, entries: list[Entry], *, results: ResultBlocks | None = None) -> list[Entry]:
+        """Replace stale ephemeral Bash results with ``ephemeral.text`` (in place).
+
+        ``results``: ``tool_results(entries)`` when the caller has it already.
+        """
         policy = self.ephemeral
         uses = tool_uses(entries)
         found: list[tuple[int, dict[str, Any], str]] = []
-        for index, entry, block in tool_results(entries):
+        for index, entry, block in tool_results(entries) if results is None else results:
             if entry.get("isCompactSummary") is True:
                 continue
             use = uses.get(str(block.get("tool_use_id")))
@@ -200,10 +208,13 @@ class TrimmingSessionStore(SqliteSessionStore):
 
     # --- trimming ---------------------------------------------------------------------
 
-    def trim(self, entries: list[Entry]) -> list[Entry]:
-        """Spill large old tool results to files and leave pointers (in place)."""
+    def trim(self, entries: list[Entry], *, results: ResultBlocks | None = None) -> list[Entry]:
+        """Spill large old tool results to files and leave pointers (in place).
+
+        ``results``: ``tool_results(entries)`` when the caller has it already.
+        """
         policy = self.policy
-        results = list(tool_results(entries))
+        results = list(tool_results(entries)) if results is None else results
         old = results[: max(len(results) - max(policy.keep_recent, 0), 0)]
         for _index, entry, block in old:
             if entry.get("isCompactSummary") is True:
