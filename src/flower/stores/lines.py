@@ -36,16 +36,10 @@ class RepeatedStrings:
         for entry in entries:
             if not isinstance(entry, dict):
                 continue
-            for field in _REPEATED:
-                value = entry.get(field)
-                if value.__class__ is str:
-                    entry[field] = pool.setdefault(value, value)
+            _share(entry, _REPEATED, pool)
             message = entry.get("message")
             if message.__class__ is dict:
-                for field in _REPEATED_IN_MESSAGE:
-                    value = message.get(field)
-                    if value.__class__ is str:
-                        message[field] = pool.setdefault(value, value)
+                _share(message, _REPEATED_IN_MESSAGE, pool)
                 content = message.get("content")
                 if content.__class__ is list:
                     for block in content:
@@ -58,6 +52,14 @@ class RepeatedStrings:
             previous = entry.get("uuid")
         self.previous = previous
         return entries
+
+
+def _share(mapping: dict[str, Any], fields: tuple[str, ...], pool: dict[str, str]) -> None:
+    """Replace each string value of ``fields`` by the pool's equal string."""
+    for field in fields:
+        value = mapping.get(field)
+        if value.__class__ is str:
+            mapping[field] = pool.setdefault(value, value)
 
 
 def check_objects(key: SessionKey, entries: list[SessionStoreEntry]) -> None:

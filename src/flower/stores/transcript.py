@@ -39,19 +39,12 @@ def blocks(entry: Entry) -> list[Any]:
 
 
 def tool_results(entries: list[Entry]) -> Iterator[tuple[int, Entry, dict[str, Any]]]:
-    """``(index, line, block)`` for every ``tool_result`` block, in transcript order.
-
-    :func:`blocks` inlined: every load walks the whole transcript with this several times.
-    """
+    """``(index, line, block)`` for every ``tool_result`` block, in transcript order."""
     for index, entry in enumerate(entries):
         if entry.get("type") != "user":
             continue
-        message = entry.get("message")
-        content = message.get("content") if message.__class__ is dict else None
-        if content.__class__ is not list:
-            continue
-        for block in content:
-            if block.__class__ is dict and block.get("type") == "tool_result":
+        for block in blocks(entry):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
                 yield index, entry, block
 
 
@@ -61,12 +54,8 @@ def tool_uses(entries: list[Entry]) -> dict[str, tuple[int, dict[str, Any]]]:
     for index, entry in enumerate(entries):
         if entry.get("type") != "assistant":
             continue
-        message = entry.get("message")
-        content = message.get("content") if message.__class__ is dict else None
-        if content.__class__ is not list:
-            continue
-        for block in content:
-            if block.__class__ is dict and block.get("type") == "tool_use":
+        for block in blocks(entry):
+            if isinstance(block, dict) and block.get("type") == "tool_use":
                 found[str(block.get("id"))] = (index, block)
     return found
 

@@ -47,7 +47,6 @@ from flower.core.events import Event, EventCallback, emit
 
 if TYPE_CHECKING:
     from flower.core.agent import AgentSpec
-    from flower.core.drift import Drift
     from flower.core.lineage import Lineage
     from flower.core.runtime import Runtime, StepResult
 
@@ -201,16 +200,19 @@ class Workflow:
         sessions: dict[str, str] = ctx.setdefault("_sessions", {})
         results: dict[str, StepResult] = ctx.setdefault("_results", {})
 
+        from flower.core.drift import Drift, record, since
+
         lineage = self._lineage(runtime)
         if lineage is not None:
             ctx["_lineage"] = lineage
             for step_name, sid in lineage.steps.items():
                 sessions.setdefault(step_name, sid)
             ctx["_woke"] = lineage.bump()
-            drift = _drift_since(runtime) if lineage.steps else None
-            ctx["_drift"] = drift.prompt() if drift else ""
-            summary = drift.summary() if drift else ""
-            notice = "; ".join(filter(None, [lineage.notice, self._unmatched(lineage), summary]))
+            drift = since(lineage.workspace, lineage.path.parent) if lineage.steps else Drift()
+            ctx["_drift"] = drift.prompt()
+            notice = "; ".join(
+                filter(None, [lineage.notice, self._unmatched(lineage), drift.summary()])
+            )
             wake = {"woke": ctx["_woke"], "steps": dict(lineage.steps), "notice": notice}
             emit(Event("wake", wake), on_event)
         else:
@@ -232,7 +234,7 @@ class Workflow:
                     step, ctx, runtime, lineage, index=index, on_event=on_event
                 )
                 if lineage is not None:  # the picture the next wake compares with
-                    _record_workspace(runtime)
+                    record(lineage.workspace, lineage.path.parent)
                 results[step.name] = result
                 if result.session_id:
                     sessions[step.name] = result.session_id
@@ -368,19 +370,3 @@ async def _settle(value: Any) -> Any:
 
 
 __all__ = ["ON_FAIL", "Ctx", "Step", "StepAbort", "Workflow"]
-
-
-def _drift_since(runtime: Runtime) -> Drift | None:
-    """What changed in the workspace since the last step's picture (``None``: unknown)."""
-    from flower.core.drift import since
-
-    workspace, run_dir = getattr(runtime, "workspace", None), getattr(runtime, "run_dir", None)
-    return since(workspace, run_dir) if workspace and run_dir else None
-
-
-def _record_workspace(runtime: Runtime) -> None:
-    from flower.core.drift import record
-
-    workspace, run_dir = getattr(runtime, "workspace", None), getattr(runtime, "run_dir", None)
-    if workspace and run_dir:
-        record(workspace, run_dir)
