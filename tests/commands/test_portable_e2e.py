@@ -28,6 +28,17 @@ from .terminal import FLOWER, Flower
 pytestmark = pytest.mark.e2e
 
 
+#: A first run that is done in one round, and the coordinator's reply when a wake resumes it.
+ONE_ROUND_THEN_RESUMED = [
+    conversation("resumed", text(S.ROUND1), after_user=RESUME_PLAIN, system=S.COORDINATOR),
+    S.coder(),
+    S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
+    S.goal_setter(),
+    S.clarifier(ask=False),
+    S.coordinator(S.DISPATCH, text(S.ROUND1)),
+]
+
+
 def manifest_rows(project: Path) -> list[dict[str, Any]]:
     return json.loads((project / "runs" / "manifest.json").read_text(encoding="utf-8"))
 
@@ -36,8 +47,9 @@ def lineage(project: Path) -> dict[str, Any]:
     return json.loads((project / "runs" / LINEAGE_NAME).read_text(encoding="utf-8"))
 
 
-def wake(project: Path, cwd: Path) -> Flower:
-    run = Flower("-w", str(project), "--timeout", "0", cwd=cwd)
+def wake(project: Path, cwd: Path, env: dict[str, str] | None = None) -> Flower:
+    """``flower`` in ``project`` again, Enter at "Continue?"; it must end well."""
+    run = Flower("-w", str(project), "--timeout", "0", cwd=cwd, env=env)
     run.expect("Continue\\?")
     run.type("")
     assert run.finish() == 0, run.text[-3000:]
@@ -47,16 +59,7 @@ def wake(project: Path, cwd: Path) -> Flower:
 def test_a_moved_folder_continues_and_says_what_changed_and_a_copy_forks(
     scripted_model: ScriptedModel, claude_env: dict[str, str], tmp_path: Path
 ) -> None:
-    scripted_model.play(
-        [
-            conversation("resumed", text(S.ROUND1), after_user=RESUME_PLAIN, system=S.COORDINATOR),
-            S.coder(),
-            S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
-            S.goal_setter(),
-            S.clarifier(ask=False),
-            S.coordinator(S.DISPATCH, text(S.ROUND1)),
-        ]
-    )
+    scripted_model.play(ONE_ROUND_THEN_RESUMED)
     first = tmp_path / "proj"
     first.mkdir()
     (first / "keep.txt").write_text("v1", encoding="utf-8")
@@ -99,16 +102,7 @@ def test_another_machine_on_the_same_postgres_continues_the_run(
     """Machine one runs in /one with its own HOME; the folder then lives on at /two under
     another HOME (nothing of machine one's ~/.claude comes along): the transcripts come
     from the shared store, re-keyed to the new path, and the conversation goes on."""
-    scripted_model.play(
-        [
-            conversation("resumed", text(S.ROUND1), after_user=RESUME_PLAIN, system=S.COORDINATOR),
-            S.coder(),
-            S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
-            S.goal_setter(),
-            S.clarifier(ask=False),
-            S.coordinator(S.DISPATCH, text(S.ROUND1)),
-        ]
-    )
+    scripted_model.play(ONE_ROUND_THEN_RESUMED)
     homes = {}
     for name in ("home-one", "home-two"):
         home = tmp_path / name
@@ -138,10 +132,7 @@ def test_another_machine_on_the_same_postgres_continues_the_run(
     two = tmp_path / "two"
     shutil.move(one, two)  # rsync'd to the other machine; the first one is gone
     shutil.rmtree(tmp_path / "home-one")
-    again = Flower("-w", str(two), "--timeout", "0", cwd=tmp_path, env=homes["home-two"])
-    again.expect("Continue\\?")
-    again.type("")
-    assert again.finish() == 0, again.text[-3000:]
+    again = wake(two, tmp_path, homes["home-two"])
     assert "moved here from" in again.text
     (resumed,) = scripted_model.requests_for("resumed")
     assert "照这份已经确认的需求" in resumed.text()  # the same conversation, from the store

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,10 +13,10 @@ import pytest
 from flower.stores.prune import INTERRUPTED_NOTE
 from flower.testing import ScriptedModel, bash, conversation, text
 
+from .once import FLOWER, SMALL, run_once, session_of
+
 pytestmark = pytest.mark.e2e
 
-FLOWER = str(Path(sys.executable).with_name("flower"))
-SMALL = {"input_tokens": 500}
 #: A Bash call that says when it is running (it touches ``started`` in the workspace) and
 #: says "slept" only if nothing stopped it. Not a bare sleep: the CLI refuses those.
 SLOW = "touch started && sleep 20 && echo slept"
@@ -32,23 +29,6 @@ def wait_until_running(workspace: Path, proc: subprocess.Popen[str] | None = Non
         assert time.monotonic() < deadline, "the Bash call never started"
         assert proc is None or proc.poll() is None, "flower ended before the Bash call ran"
         time.sleep(0.05)
-
-
-def run_once(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [FLOWER, "once", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
-    )
-
-
-@pytest.fixture
-def env(claude_env: dict[str, str]) -> dict[str, str]:
-    return {**os.environ, **{k: v for k, v in claude_env.items() if v}, "COLUMNS": "200"}
-
-
-def session_of(output: str) -> str:
-    found = re.findall(r"^session: (\S+)$", output, re.MULTILINE)
-    assert len(found) == 1, output
-    return found[0]
 
 
 def test_once_streams_the_work_and_resume_continues_it(

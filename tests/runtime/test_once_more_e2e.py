@@ -5,10 +5,8 @@ and ``--version``."""
 from __future__ import annotations
 
 import functools
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,27 +22,9 @@ from flower.core.resilience import RESUME_PROMPT, Resilience
 from flower.plugins import get_plugin_manager
 from flower.testing import ScriptedModel, Turn, bash, conversation, text
 
+from .once import FLOWER, SMALL, run_once, session_of
+
 pytestmark = pytest.mark.e2e
-
-FLOWER = str(Path(sys.executable).with_name("flower"))
-SMALL = {"input_tokens": 500}
-
-
-def run_once(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [FLOWER, "once", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
-    )
-
-
-@pytest.fixture
-def env(claude_env: dict[str, str]) -> dict[str, str]:
-    return {**os.environ, **{k: v for k, v in claude_env.items() if v}, "COLUMNS": "200"}
-
-
-def session_of(output: str) -> str:
-    found = re.findall(r"^session: (\S+)$", output, re.MULTILINE)
-    assert len(found) == 1, output
-    return found[0]
 
 
 class Outage:
