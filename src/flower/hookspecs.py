@@ -35,7 +35,14 @@ if TYPE_CHECKING:
     from flower.core.events import Event
     from flower.core.handoff import Handoff
     from flower.core.workbench import Workbench
-    from flower.plugin_types import ErrorClass, HandoffRequest, RoleFactory, StoreSettings
+    from flower.plugin_types import (
+        AuditRequest,
+        ErrorClass,
+        HandoffRequest,
+        OpenItem,
+        RoleFactory,
+        StoreSettings,
+    )
     from flower.ui.render import View
     from flower.ui.terminal import Terminal
 
@@ -142,6 +149,37 @@ def flower_handoff_writer(request: HandoffRequest) -> Awaitable[Handoff] | None:
             async def write():
                 return Handoff(doing="...", next="...", step=request.step)
             return write()
+    """
+
+
+@hookspec
+def flower_open_items(request: AuditRequest) -> Iterable[OpenItem] | None:
+    """Name what is still open when a full session is retired, for the handoff audit.
+
+    A handoff written by the model (or assembled mechanically) can drop something the
+    old context held: a check the judge failed, a remark the human queued, a question
+    still waiting. Before the session is retired, flower collects the open items from
+    every implementation of this hook, checks the document for each (see
+    :class:`flower.plugin_types.OpenItem`'s ``needles``) and appends the ones it does
+    not mention to a marked section the successor reads.
+
+    :param request: The Runtime, the step, the document, the workflow's ``ctx`` and
+        the workspace; see :class:`flower.plugin_types.AuditRequest`.
+    :return: :class:`flower.plugin_types.OpenItem` objects, or ``None`` for none.
+
+    All results are collected. An implementation that raises is reported on stderr and
+    skipped: the audit must never lose the handoff.
+
+    Default: ``flower_plugins.audit`` (failed checks of the last verdict, undelivered
+    inbox mail, pending questions, files changed since the last step, the brief's open
+    unknowns).
+
+    Example::
+
+        @hookimpl
+        def flower_open_items(request):
+            return [OpenItem("ticket", f"ticket {t} is still open", needles=(t,))
+                    for t in my_tracker.open_tickets()]
     """
 
 

@@ -79,6 +79,46 @@ class HandoffRequest:
 
 
 @dataclass(frozen=True)
+class OpenItem:
+    """Something still open when a session is retired, which its handoff must carry.
+
+    Attributes:
+        kind: What sort of item: ``"failed_check"``, ``"mail"``, ``"question"``,
+            ``"changed_file"``, ``"unknown"``, or a plugin's own word.
+        text: The item as the successor should read it (one line).
+        needles: Strings any one of which, found in the handoff document, counts as the
+            document mentioning the item (compared case-folded, whitespace collapsed).
+            Empty: ``text`` itself.
+    """
+
+    kind: str
+    text: str
+    needles: tuple[str, ...] = ()
+
+
+@dataclass
+class AuditRequest:
+    """What the handoff audit knows when a full session is about to be retired.
+
+    Attributes:
+        runtime: The Runtime running the step.
+        step: The step name.
+        doc: The handoff document as the writer produced it (possibly degraded).
+        ctx: The ``ctx`` of the workflow running on the Runtime (the last verdict, the
+            brief, the channel), or ``None`` when the step runs outside a workflow.
+        workspace: The project folder (``None`` when the Runtime has none).
+        run_dir: The run directory, where the last step's workspace picture is kept.
+    """
+
+    runtime: Any
+    step: str
+    doc: Any
+    ctx: dict[str, Any] | None = None
+    workspace: Path | None = None
+    run_dir: Path | None = None
+
+
+@dataclass(frozen=True)
 class StoreSettings:
     """Where and how a Runtime keeps its sessions, as the session-store hook receives it.
 

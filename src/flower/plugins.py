@@ -40,6 +40,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "flower_plugins.roles",
     "flower_plugins.resilience",
     "flower_plugins.handoff",
+    "flower_plugins.audit",
     "flower_plugins.human",
     "flower_plugins.render",
 )

@@ -34,6 +34,11 @@ SECTIONS: dict[str, str] = {
     "scene": "现场",
 }
 
+#: The heading of the section the handoff audit appends (``core/audit.py``): what the
+#: document left out of what flower knows is still open. Not one of the five: the model
+#: never writes it, and an empty one is not shown.
+AUDIT_HEADING = "核对补充"
+
 #: Only these must be non-empty for a handoff to be usable.
 REQUIRED = ("doing", "next")
 
@@ -126,6 +131,7 @@ def is_overflow(*texts: str | None) -> bool:
 # --- parsing -------------------------------------------------------------------------------
 
 _ALIAS_TO_FIELD = {alias.lower(): name for name, aliases in ALIASES.items() for alias in aliases}
+_ALIAS_TO_FIELD[AUDIT_HEADING] = "audit"
 
 
 @dataclass
@@ -133,7 +139,8 @@ class Handoff:
     """A handoff document, five sections; ``doing`` and ``next`` are required.
 
     ``degraded`` is true for a document flower assembled mechanically because the
-    session could not write one (see :func:`degraded`).
+    session could not write one (see :func:`degraded`). ``audit`` is the section the
+    handoff audit appended: open items the document did not mention ("" when none).
     """
 
     doing: str = ""
@@ -144,6 +151,7 @@ class Handoff:
     step: str = ""
     path: Path | None = field(default=None, compare=False)
     degraded: bool = field(default=False, compare=False)
+    audit: str = ""
 
     @classmethod
     def parse(cls, text: str, *, step: str = "") -> Handoff:
@@ -173,6 +181,8 @@ class Handoff:
             parts += ["> 这份交接是机械拼装的:上一代会话没能自己写出来。", ""]
         for name, heading in SECTIONS.items():
             parts += [f"## {heading}", "", getattr(self, name).strip() or PLACEHOLDER, ""]
+        if self.audit.strip():
+            parts += [f"## {AUDIT_HEADING}", "", self.audit.strip(), ""]
         return "\n".join(parts)
 
     def prompt_block(self) -> str:
@@ -184,6 +194,8 @@ class Handoff:
             for name, heading in SECTIONS.items()
             if getattr(self, name).strip()
         )
+        if self.audit.strip():
+            body += f"\n\n## {AUDIT_HEADING}\n{self.audit.strip()}"
         return (
             f"你接手{step}。上一代会话的上下文满了,这是它留下的交接{where}:\n\n"
             f"{body}\n\n"
@@ -260,6 +272,7 @@ def save(doc: Handoff, workbench: Workbench, *, now: float | None = None) -> Pat
 
 __all__ = [
     "ALIASES",
+    "AUDIT_HEADING",
     "HANDOFF_PROMPT",
     "PLACEHOLDER",
     "REQUIRED",

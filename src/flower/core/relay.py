@@ -4,19 +4,22 @@ The document itself (its sections, the degraded fallback, where it is saved) is
 ``core/handoff.py``; who writes it is the ``flower_handoff_writer`` hook. This module is
 the Runtime's side: announce the round, give the writer a way to ask the full session
 one more question (with the budget lifted: a handoff must get written), and save what
-comes back. A broken writer or an unwritable notes folder never loses the step: the
-document then travels in the successor's prompt only.
+comes back, after the handoff audit (``core/audit.py``) has appended what the document
+left out of what is still open. A broken writer or an unwritable notes folder never
+loses the step: the document then travels in the successor's prompt only.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flower.core.attempt import Live, run_attempt
+from flower.core.audit import audit_handoff
 from flower.core.events import Event, EventCallback, emit
 from flower.core.handoff import Handoff, degraded, save
 from flower.core.result import StepResult
@@ -39,7 +42,7 @@ async def hand_off(
     overflow: bool,
 ) -> Handoff:
     """Have the full session's handoff written (through the plugins), save it."""
-    from flower.plugin_types import HandoffRequest
+    from flower.plugin_types import AuditRequest, HandoffRequest
     from flower.plugins import get_plugin_manager
 
     sid = result.session_id
@@ -89,6 +92,13 @@ async def hand_off(
     except Exception as exc:  # a broken writer must not lose the step
         doc = degraded(step, task, why=f"{type(exc).__name__}: {exc}")
     doc.step = step
+    missing = audit_handoff(
+        AuditRequest(
+            runtime=rt, step=step, doc=doc, ctx=getattr(rt, "ctx", None),
+            workspace=rt.workspace, run_dir=rt.run_dir,
+        )
+    )  # fmt: skip
+    result.audited += len(missing)
     path: Path | None = None
     if rt.workbench is not None:
         try:
@@ -102,6 +112,8 @@ async def hand_off(
         "sections": [name for name, text in doc.sections().items() if text.strip()],
         "session_id": sid,
         "generation": generation + 1,
+        "audited": len(missing),
+        "open_items": dict(Counter(item.kind for item in missing)),
     }
     emit(Event("handoff", payload, step=step), on_event)
     return doc

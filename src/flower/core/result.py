@@ -22,7 +22,9 @@ class StepResult:
     human interrupt and a handoff are not failed attempts. ``errors`` keeps every error
     met on the way, ``error`` only the one the step ended with. ``retired`` lists the
     session ids handed off, oldest first; ``session_id`` is the one the step ended in.
-    ``context`` is the context size (tokens) the model last reported.
+    ``context`` is the context size (tokens) the model last reported. ``audited``
+    counts the open items the handoff audit had to add to this step's handoffs (items
+    the retiring sessions' documents left out).
     """
 
     step: str
@@ -39,6 +41,7 @@ class StepResult:
     resumed: bool = False
     retired: list[str] = field(default_factory=list)
     context: int = 0
+    audited: int = 0
 
     @property
     def duration_s(self) -> float:

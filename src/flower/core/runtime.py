@@ -123,6 +123,10 @@ class Runtime:
         #: Called with a session id the moment it is known (the workflow's lineage
         #: writes it to disk right away, so a killed process can still be resumed).
         self.on_session: Callable[[str], None] | None = None
+        #: The ``ctx`` of the workflow running on this Runtime (set by
+        #: ``Workflow.run``, ``None`` outside one): the handoff audit reads the last
+        #: verdict, the brief and the channel from it.
+        self.ctx: dict[str, Any] | None = None
         self.run_id = new_run_id()
         self._live = Live()
         self._current: StepResult | None = None  # the step in flight, for rescue()

@@ -27,6 +27,7 @@ or what ``reduce`` makes of it); the private keys all start with ``_``:
 ====================  ====================================================================
 ``_runtime``          the Runtime running the workflow (gates that run agents need it)
 ``_on_event``         the ``on_event`` callback given to :meth:`Workflow.run`
+``_channel``          the workflow's human channel (``None`` without one)
 ``_sessions``         step name -> its session id (pre-filled from the lineage)
 ``_results``          step name -> its last :class:`StepResult`
 ``_lineage``          the :class:`~flower.core.lineage.Lineage` (``continuous`` only)
@@ -192,6 +193,7 @@ class Workflow:
         ctx = self.context
         ctx["_runtime"] = runtime
         ctx["_on_event"] = on_event
+        ctx["_channel"] = self.channel
         for stale in ("_failed_at", "_aborted"):  # an earlier run's outcome is not this one's
             ctx.pop(stale, None)
         lent = self.channel is not None and getattr(self.channel, "on_event", False) is None
@@ -223,6 +225,7 @@ class Workflow:
         if self.workbench is not None:
             self.workbench.ensure()
             runtime.workbench = self.workbench
+        outer_ctx, runtime.ctx = getattr(runtime, "ctx", None), ctx
         try:
             total = len(self.steps)
             for index, step in enumerate(self.steps, 1):
@@ -249,6 +252,7 @@ class Workflow:
                 if step.on_fail == "continue":
                     ctx[step.name] = result.text
         finally:
+            runtime.ctx = outer_ctx
             if self.workbench is not None:
                 runtime.workbench = own_workbench
             if lent:  # given back: a later run routes the channel to its own on_event
