@@ -1,8 +1,8 @@
 """The session-store schema at the newest revision, as SQLAlchemy Core tables.
 
-Three tables, as the seed names them, each keyed ``project_key/session_id[/subpath]``
+The seed's three transcript tables, each keyed ``project_key/session_id[/subpath]``
 (``subpath`` is ``""`` for a main transcript, so the key columns can be NOT NULL and
-unique constraints behave the same on every database):
+unique constraints behave the same on every database), and two run tables keyed by run id:
 
 ``entries``
     One row per transcript line, in append order (``id``). ``uuid`` is the SDK's
@@ -17,6 +17,11 @@ unique constraints behave the same on every database):
 ``steps``
     One row per finished step of a run (its manifest row, by run id, workspace and
     host): what ``flower status --all`` shows from any machine using the store.
+``ledger``
+    One row per judge ruling on a guarded step (``kind`` ``"verdict"``: its ``state``,
+    ``reason``, ``failed`` checks, cost and session) and per human override of one
+    (``kind`` ``"override"``: ``accept``, ``change_goal`` or ``misjudged``, with the
+    human's words or the new goal in ``said``), by run id, in order (``id``).
 
 The tables here describe the head revision for queries and for ``alembic
 revision --autogenerate``; the migrations in ``migrations/versions`` create them.
@@ -83,7 +88,27 @@ steps = sa.Table(
     sa.Index("ix_steps_run", "run_id", "id"),
 )
 
-TABLES = ("entries", "meta", "summaries", "steps")
+ledger = sa.Table(
+    "ledger",
+    metadata,
+    sa.Column("id", RowId, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(64), nullable=False),
+    sa.Column("workspace", sa.String(KEY_LENGTH), nullable=False),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("step", sa.String(255), nullable=False),
+    sa.Column("round", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("state", sa.String(32), nullable=False),
+    sa.Column("reason", sa.Text, nullable=False, server_default=""),
+    sa.Column("failed", Json, nullable=False),
+    sa.Column("cost_usd", sa.Float, nullable=False, server_default="0"),
+    sa.Column("session_id", sa.String(128), nullable=True),
+    sa.Column("said", sa.Text, nullable=False, server_default=""),
+    sa.Column("at", sa.Float, nullable=False),
+    sa.Index("ix_ledger_run", "run_id", "id"),
+)
+
+TABLES = ("entries", "meta", "summaries", "steps", "ledger")
 
 #: Where alembic keeps flower's schema revision. Not alembic's default
 #: ``alembic_version``: a store pointed at an application's own database must neither

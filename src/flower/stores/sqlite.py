@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -229,6 +229,21 @@ class SqliteSessionStore(SessionStore):
 
         with self._errors():
             return runs(self._engine)
+
+    def record_ruling(self, row: Mapping[str, Any]) -> None:
+        """Add a judge's verdict or a human's override of one to the judge ledger
+        (:func:`flower.stores.ledger.record_ruling`); synchronous, as ``record_step``."""
+        from flower.stores.ledger import record_ruling
+
+        with self._errors():
+            record_ruling(self._engine, row)
+
+    def rulings(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """The judge ledger in order, one run's or all (:func:`flower.stores.ledger.rulings`)."""
+        from flower.stores.ledger import rulings
+
+        with self._errors():
+            return rulings(self._engine, run_id)
 
     async def copy_sessions(self, old_project: str, new_project: str, ids: list[str]) -> int:
         """Copy sessions to another project key (a moved workspace); see
