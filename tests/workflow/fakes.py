@@ -37,6 +37,8 @@ class FakeRuntime:
     on_session: Callable[[str], None] | None = None
     workbench: Any = None
     alive: set[str] | None = None
+    store: Any = None
+    run_id: str = "fake-run"
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     def has_session(self, sid: str | None) -> bool:
@@ -102,3 +104,16 @@ class Answerer:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(5)
+
+
+class Rulings:
+    """A stand-in for the session store's judge ledger: keeps what it is given."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+
+    def record_ruling(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+
+    def of(self, kind: str) -> list[tuple[Any, ...]]:
+        return [(r["round"], r["state"], r["said"]) for r in self.rows if r["kind"] == kind]

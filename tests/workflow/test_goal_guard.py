@@ -29,7 +29,7 @@ from flower.workflow import (
 )
 from flower.workflow.goal import ACCEPT, CHANGE, MISJUDGED, VAGUE_REASON
 
-from .fakes import Answerer, FakeRuntime, failed
+from .fakes import Answerer, FakeRuntime, Rulings, failed
 
 pytestmark = pytest.mark.anyio
 
@@ -269,3 +269,58 @@ async def test_goal_step_refuses_an_answer_without_checks(rt: FakeRuntime) -> No
     rt.replies = {"设定目标": "## 目标\n只有一句话"}
     ctx = await Workflow([goal_step(None, goal_path=path)], continuous=False).run(rt)
     assert ctx["_failed_at"] == "设定目标" and not path.exists()
+
+
+async def test_every_ruling_is_a_ledger_row_with_its_cost_and_session(
+    rt: FakeRuntime, goal_path: Path
+) -> None:
+    rt.store = Rulings()
+    rt.replies = {
+        "干活·判定#1": StepResult(step="", ok=True, text=NOT_YET, cost_usd=0.25),
+        "干活·判定#2": ACHIEVED,
+    }
+    events: list[Event] = []
+    await run(rt, guarded(HumanChannel(), goal_path), on_event=events.append)
+    assert rt.store.of("verdict") == [(1, "not_yet", ""), (2, "achieved", "")]
+    first, second = rt.store.rows
+    assert first["failed"] == ["cat hello.txt 输出 hi"] and first["reason"] == "缺证据"
+    assert first["cost_usd"] == 0.25 and second["cost_usd"] == 0.0
+    assert [r["session_id"] for r in rt.store.rows] == ["s2", "s3"]  # work is s1 both rounds
+    assert first["step"] == "干活" and first["run_id"] and first["host"] and first["at"] > 0
+    assert [e.payload["cost_usd"] for e in events if e.kind == "verdict"] == [0.25, 0.0]
+    assert not rt.store.of("override")
+
+
+@pytest.mark.parametrize(
+    ("answers", "override"),
+    [
+        ({"unreachable": ACCEPT}, (1, "accept", "")),
+        (
+            {"unreachable": "2", "new goal": "只要在 Linux 上能跑"},
+            (1, "change_goal", "只要在 Linux 上能跑"),
+        ),
+        ({"unreachable": MISJUDGED}, (1, "misjudged", "")),
+        ({"unreachable": "装了 Xcode 的 CI 上能验"}, (1, "misjudged", "装了 Xcode 的 CI 上能验")),
+    ],
+)
+async def test_a_human_overruling_the_judge_is_a_ledger_row_and_an_event(
+    rt: FakeRuntime, goal_path: Path, answers: dict[str, str], override: tuple[Any, ...]
+) -> None:
+    rt.store = Rulings()
+    rt.replies = {"干活·判定#1": UNREACHABLE, "干活·判定#2": ACHIEVED}
+    channel = HumanChannel(timeout_s=10)
+    events: list[Event] = []
+    with Answerer(channel, answers):
+        await run(rt, guarded(channel, goal_path), on_event=events.append)
+    assert rt.store.of("override") == [override]
+    (event,) = [e for e in events if e.kind == "override"]
+    assert (event.payload["round"], event.payload["choice"], event.payload["said"]) == override
+    assert event.step == "干活"
+
+
+async def test_nobody_deciding_is_no_override(rt: FakeRuntime, goal_path: Path) -> None:
+    rt.store = Rulings()
+    rt.replies = {"干活·判定#1": UNREACHABLE}
+    ctx = await run(rt, guarded(HumanChannel(timeout_s=0), goal_path))
+    assert "_aborted" in ctx
+    assert rt.store.of("verdict") == [(1, "unreachable", "")] and not rt.store.of("override")

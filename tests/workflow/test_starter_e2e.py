@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from flower.core.events import Event
 from flower.core.goal import Goal
 from flower.core.lineage import Lineage
 from flower.core.resilience import Resilience
+from flower.stores.sqlite import SqliteSessionStore
 from flower.testing import ScriptedModel, conversation, message_text, text
 from flower.workflow import GOAL_KEY, ROUND_KEY, VERDICT_KEY
 
@@ -107,6 +109,62 @@ async def test_the_full_starter_flow_clarifies_sets_a_goal_and_works_two_rounds(
         assert all(r.turn == 0 for r in scripted_model.requests_for(name))
     kinds = [e.kind for e in events]
     assert kinds.count("step") == 3 and "ask" in kinds
+    # the judge ledger: both rulings, in the store under the run's id and in the notes
+    store = SqliteSessionStore(str(run_dir / "sessions.db"))
+    try:
+        ledger = store.rulings(lineage.run)
+    finally:
+        store.close()
+    assert [(r["round"], r["state"], r["session_id"]) for r in ledger] == [
+        (1, "not_yet", rows["干活·判定#1"]["session_id"]),
+        (2, "achieved", rows["干活·判定#2"]["session_id"]),
+    ]
+    assert ledger[0]["failed"] == ["没有改动别的文件"] and ledger[0]["cost_usd"] > 0
+    notes_ledger = (notes / "判定记录.md").read_text(encoding="utf-8")
+    assert notes_ledger.index("第 1 轮 · 未达成") < notes_ledger.index("第 2 轮 · 已达成")
+
+
+async def test_an_overruled_judge_is_in_the_ledger_and_in_flower_status(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from flower.cli import main
+
+    scripted_model.play(
+        [
+            S.coder(),
+            S.judge("verdict-1", S.ROUND1, S.UNREACHABLE),
+            S.goal_setter(),
+            S.clarifier(ask=False),
+            S.coordinator(text(S.ROUND1)),
+        ]
+    )
+    run_dir = tmp_path / "runs"
+    wf = starter_flow("写个 hello.txt", workspace=workspace, run_dir=run_dir)
+    events: list[Event] = []
+    with (
+        Answerer(wf.channel, {"unreachable": "1"}),  # accept the result anyway
+        Runtime(workspace=workspace, run_dir=run_dir, resilience=fast()) as rt,
+    ):
+        ctx = await wf.run(rt, on_event=events.append)
+    assert "_failed_at" not in ctx
+    (override,) = [e.payload for e in events if e.kind == "override"]
+    assert override == {"round": 1, "choice": "accept", "said": ""}
+
+    args = ["status", "-w", str(workspace), "-r", str(run_dir)]
+    shown = CliRunner().invoke(main, args)
+    assert shown.exit_code == 0, shown.output
+    assert re.search(
+        r"judge: 1 round\(s\) \(1 unreachable\), \$[\d.]+; overruled 1 time\(s\)"
+        r" \(1 accepted anyway\); agrees with the human 0 of 1 \(0%\)",
+        shown.output,
+    ), shown.output
+    as_json = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+    assert as_json["judge"]["overrides"] == {"accept": 1} and as_json["judge"]["rate"] == 0.0
+    listed = json.loads(CliRunner().invoke(main, [*args, "--all", "--json"]).output)
+    (run,) = listed
+    assert run["judge"]["reviewed"] == 1 and run["judge"]["verdicts"] == {"unreachable": 1}
 
 
 async def test_an_unreachable_goal_with_nobody_to_answer_aborts(

@@ -1,8 +1,9 @@
 """``flower status``: what this folder's run has done and where it would continue.
 
-Read-only and cheap: no credentials, no model, no store connection. It reads the wake
-state (brief, goal, lineage), ``manifest.json`` (every step and round, cost, context,
-the judge's last ruling) and the questions a live run is waiting on (``pending.json``).
+Read-only and cheap: no credentials, no model. It reads the wake state (brief, goal,
+lineage), ``manifest.json`` (every step and round, cost, context, the judge's last
+ruling), the questions a live run is waiting on (``pending.json``) and, from the session
+store, the run's judge ledger (rounds, verdicts, overrides, agreement with the human).
 """
 
 from __future__ import annotations
@@ -89,26 +90,64 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
         "pending": read_pending(run_dir).get("asks", []),
         "drift": state["drift"],
         "active": holder_of(run_dir),
+        "judge": judge_summary(run_dir, workspace),
     }
 
 
-def runs_in_store(run_dir: Path) -> list[dict[str, Any]]:
-    """The store's run list (``FLOWER_STORE_URL``, else ``run_dir/sessions.db``); a store
-    that cannot be opened is a one-line usage error."""
+def judge_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
+    """This run's judge ledger, summed up (:func:`flower.core.ledger.agreement`);
+    ``None`` when nothing was judged, ``{"error": …}`` when the store cannot say."""
+    from flower.core.ledger import agreement
+    from flower.core.lineage import continuing_run
+    from flower.stores.errors import StoreError
+
+    run = continuing_run(run_dir, workspace)
+    if not run:
+        return None
+    try:
+        rows = _from_store(run_dir, lambda store: store.rulings(run))
+    except StoreError as exc:
+        return {"error": str(exc)}
+    return agreement(rows) if rows else None
+
+
+def _from_store(run_dir: Path, read: Any) -> Any:
+    """``read(store)`` on the session store (``FLOWER_STORE_URL``, else
+    ``run_dir/sessions.db``); ``[]`` when there is no store yet. Raises ``StoreError``."""
     import os
 
-    from flower.stores.errors import StoreError
     from flower.stores.sqlite import SqliteSessionStore
 
     target = os.environ.get("FLOWER_STORE_URL") or str(run_dir / "sessions.db")
     if "://" not in target and not Path(target).is_file():
         return []
+    store = SqliteSessionStore(target)
     try:
-        store = SqliteSessionStore(target)
-        try:
-            return store.runs()
-        finally:
-            store.close()
+        return read(store)
+    finally:
+        store.close()
+
+
+def runs_in_store(run_dir: Path) -> list[dict[str, Any]]:
+    """The store's run list (``FLOWER_STORE_URL``, else ``run_dir/sessions.db``), each
+    run with its judge ledger summed up (``judge``); a store that cannot be opened is a
+    one-line usage error."""
+    from flower.core.ledger import agreement
+    from flower.stores.errors import StoreError
+
+    def read(store: Any) -> list[dict[str, Any]]:
+        listed: list[dict[str, Any]] = store.runs()
+        by_run: dict[str, list[dict[str, Any]]] = {}
+        for row in store.rulings():
+            by_run.setdefault(row["run_id"], []).append(row)
+        for run in listed:
+            rows = by_run.get(run["run"])
+            run["judge"] = agreement(rows) if rows else None
+        return listed
+
+    try:
+        result: list[dict[str, Any]] = _from_store(run_dir, read)
+        return result
     except StoreError as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -126,7 +165,32 @@ def describe_runs(listed: list[dict[str, Any]]) -> list[str]:
             f"{run['workspace']} on {run['host']}: {run['steps']} step(s), {run['ok']} ok,"
             f" ${run['cost_usd']:.4f}, last {run['last_step']} at {when} (run {run['run'][:8]})"
         )
+        if run.get("judge"):
+            lines.append(f"  {describe_judge(run['judge'])}")
     return lines
+
+
+def describe_judge(judge: dict[str, Any]) -> str:
+    """The judge ledger in one line: rounds, verdicts, overrides, agreement."""
+    if "error" in judge:
+        return f"judge ledger: unavailable ({judge['error']})"
+    words = {"achieved": "achieved", "not_yet": "not yet", "unreachable": "unreachable"}
+    states = ", ".join(
+        f"{n} {words.get(state, state)}" for state, n in sorted(judge["verdicts"].items())
+    )
+    line = f"judge: {judge['rounds']} round(s) ({states}), ${judge['cost_usd']:.4f}"
+    if not judge["reviewed"]:
+        return line + "; never overruled"
+    kinds = {"accept": "accepted anyway", "change_goal": "goal changed"}
+    kinds["misjudged"] = "judged wrong"
+    overrides = ", ".join(
+        f"{n} {kinds.get(kind, kind)}" for kind, n in sorted(judge["overrides"].items())
+    )
+    rate = f"{judge['rate']:.0%}"
+    return (
+        f"{line}; overruled {judge['reviewed']} time(s) ({overrides});"
+        f" agrees with the human {judge['agreed']} of {judge['reviewed']} ({rate})"
+    )
 
 
 def describe(report: dict[str, Any]) -> list[str]:
@@ -153,6 +217,8 @@ def describe(report: dict[str, Any]) -> list[str]:
     if report["verdict"]:
         v = report["verdict"]
         lines.append(f"last verdict ({v['step']}): {v['state']} {v['reason']}".rstrip())
+    if report.get("judge"):
+        lines.append(describe_judge(report["judge"]))
     for ask in report["pending"]:
         options = f" [{' / '.join(ask['options'])}]" if ask.get("options") else ""
         lines.append(f"waiting for an answer ({ask['id']}): {ask['question']}{options}")
@@ -161,4 +227,12 @@ def describe(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["collect", "describe", "describe_runs", "runs_in_store", "status"]
+__all__ = [
+    "collect",
+    "describe",
+    "describe_judge",
+    "describe_runs",
+    "judge_summary",
+    "runs_in_store",
+    "status",
+]

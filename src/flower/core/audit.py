@@ -112,7 +112,7 @@ def audit_handoff(request: AuditRequest) -> list[OpenItem]:
     items: list[OpenItem] = []
     for impl in reversed(hook.get_hookimpls()):  # in call order, one at a time: a
         try:  # failing plugin must not take the others' items with it
-            got = impl.function(**{arg: request for arg in impl.argnames})
+            got: Any = impl.function(**{arg: request for arg in impl.argnames})
             items.extend(item for item in got or () if isinstance(item, OpenItem))
         except Exception as exc:
             print(

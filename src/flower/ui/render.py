@@ -145,6 +145,7 @@ class Renderer:
             "skip": self._skip,
             "task": self._task,
             "verdict": self._verdict,
+            "override": self._override,
             "ask": self._ask,
             "mail": self._mail,
             "prompt": self._prompt,
@@ -283,6 +284,14 @@ class Renderer:
         self._say(f"{icon} verdict ({rounds}): {word}" + (f" - {reason}" if reason else ""), style)
         for check in p.get("failed") or []:
             self._say(f"- {check}", style, indent=4)
+
+    def _override(self, p: dict[str, Any], step: str | None) -> None:
+        word = {"accept": "accepted the result anyway", "change_goal": "changed the goal"}.get(
+            p.get("choice") or "", "said the judge was wrong"
+        )
+        said = one_line(p.get("said") or "", 200)
+        self._say(f"! you overruled the judge (round {p.get('round', '?')}): {word}"
+                  + (f" - {said}" if said else ""), "bold")  # fmt: skip
 
     def _ask(self, p: dict[str, Any], step: str | None) -> None:
         state, qid = p.get("state"), str(p.get("id") or "")

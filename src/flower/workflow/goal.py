@@ -11,6 +11,9 @@ in a session of its own, rules after every round:
                   -- unreachable -> stop and ask the human: accept / change the goal /
                                     you judged wrong
 
+Every ruling, and every time the human overrules one, goes into the judge ledger
+(``core/ledger.py``): the store's ``ledger`` table and ``notes/判定记录.md``.
+
 The judge is not a Step: it is a plain ``rt.run`` inside the gate, always a fresh
 session, named ``<step>·判定#<n>``, so it never enters the lineage and never continues
 a conversation. It does not know how hard the worker tried, so it makes no excuses
@@ -19,12 +22,14 @@ for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.core.events import Event, emit
 from flower.core.goal import Goal, Verdict
+from flower.core.ledger import override_row, record, verdict_row
 from flower.core.roles import judge
 from flower.workflow.base import Ctx, Step, StepAbort
 from flower.workflow.frozen import frozen_step
@@ -212,13 +217,24 @@ def with_goal(
             "reason": verdict.reason,
             "failed": list(verdict.failed),
             "session_id": ruling.session_id,
+            "cost_usd": ruling.cost_usd,
         }
         emit(Event("verdict", report, step=step.name), on_event)
+        row = verdict_row(
+            step.name, round_, verdict, cost_usd=ruling.cost_usd, session_id=ruling.session_id
+        )
+        record(runtime, row)
         if verdict.achieved:
             return True
         if not verdict.unreachable:
             return False
-        return await _ask_about_unreachable(channel, verdict, goal, path, ctx)
+
+        def overrule(choice: str, said: str) -> None:
+            payload = {"round": round_, "choice": choice, "said": said}
+            emit(Event("override", payload, step=step.name), on_event)
+            record(runtime, override_row(step.name, round_, choice, said))
+
+        return await _ask_about_unreachable(channel, verdict, goal, path, ctx, overrule)
 
     def on_reject(result: StepResult, ctx: Ctx) -> str:
         verdict = ctx.get(VERDICT_KEY)
@@ -228,9 +244,19 @@ def with_goal(
 
 
 async def _ask_about_unreachable(
-    channel: Any, verdict: Verdict, goal: Goal, path: Path, ctx: Ctx
+    channel: Any,
+    verdict: Verdict,
+    goal: Goal,
+    path: Path,
+    ctx: Ctx,
+    overrule: Callable[[str, str], None],
 ) -> bool:
-    """The framework's own decision point: ask the human what an unreachable goal means."""
+    """The framework's own decision point: ask the human what an unreachable goal means.
+
+    Whatever the human decides is an override of the ruling, and ``overrule(choice,
+    said)`` puts it in the judge ledger: ``accept``, ``change_goal`` (with the new goal)
+    or ``misjudged`` (with the human's words when they typed more than the option).
+    """
     reason = verdict.reason.strip() or "(no reason given)"
     options = [ACCEPT, CHANGE, MISJUDGED]
     ask = await channel.ask(UNREACHABLE_QUESTION.format(reason=reason), options)
@@ -239,6 +265,7 @@ async def _ask_about_unreachable(
     answer = (ask.answer or "").strip()
     choice = _choice(answer, options)
     if choice == ACCEPT:
+        overrule("accept", "")
         return True
     if choice == CHANGE:
         new = await channel.ask(NEW_GOAL_QUESTION)
@@ -247,6 +274,7 @@ async def _ask_about_unreachable(
             raise StepAbort(NO_NEW_GOAL.format(why=_why(new.state), path=path))
         goal.amend(text).write(path)
         ctx[GOAL_KEY] = goal
+        overrule("change_goal", text)
         # In the brief too: a wake with a remark sets the goal again from the brief, and
         # a change kept only in 目标.md would be overwritten without a trace.
         amend = getattr(channel, "amend", None)
@@ -255,6 +283,7 @@ async def _ask_about_unreachable(
         verdict.reason = f"人修改了目标。按新的目标接着做:\n\n{goal.prompt_block()}"
         return False
     said = "" if choice == MISJUDGED else f"人的原话:{answer}"
+    overrule("misjudged", "" if choice == MISJUDGED else answer)
     verdict.reason = f"人认为目标能达成,是裁判判错了,接着做。{said}"
     return False
 

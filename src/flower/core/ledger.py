@@ -1,0 +1,173 @@
+"""The judge ledger: every verdict, and every time a human overrode one.
+
+A judge that is wrong fails quietly: it sends good work back round after round, or calls
+a goal unreachable that a human then reaches by changing one word. Nobody notices unless
+the rulings are kept side by side with what the human decided. So every verdict (step,
+round, state, failed checks, reason, cost, the judge's session) and every override of
+one is a row in the session store (``ledger`` table, so ``flower status`` on any machine
+sees it) and an entry in ``<notes>/判定记录.md``, the readable local mirror.
+
+Agreement: the human only weighs in on the rulings flower puts to them (an unreachable
+goal). Changing the goal agrees with the judge (the goal as written could not be met);
+accepting the result anyway, or saying the judge was wrong, disagrees. The rate is
+agreed / reviewed; with nothing reviewed there is no rate, not 100 %.
+
+Recording never fails a step: a store or a notes folder that refuses the row is reported
+on stderr and the run goes on.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from flower.core.filelock import locked, move_aside
+from flower.core.workbench import atomic_write
+
+__all__ = [
+    "AGREES",
+    "LEDGER_NAME",
+    "OVERRIDES",
+    "agreement",
+    "entry",
+    "override_row",
+    "record",
+    "verdict_row",
+]
+
+LEDGER_NAME = "判定记录.md"
+TITLE = "# 判定记录\n\n> 每一次裁判的判定,和人对判定的每一次推翻,按时间追加。flower 写,别手改。\n"
+
+#: Override kinds, as the ledger and the ``override`` event name them, and how each
+#: reads in the notes.
+OVERRIDES: dict[str, str] = {
+    "accept": "人接受了结果(判定作废)",
+    "change_goal": "人改了目标",
+    "misjudged": "人认为裁判判错了,接着做",
+}
+#: Overrides that agree with the judge's ruling.
+AGREES = frozenset({"change_goal"})
+STATE_WORDS = {"achieved": "已达成", "not_yet": "未达成", "unreachable": "无法达成", "": "不明确"}
+
+
+def verdict_row(
+    step: str, round_: int, verdict: Any, *, cost_usd: float, session_id: str | None
+) -> dict[str, Any]:
+    """A ledger row for one ruling of the judge."""
+    return {
+        "step": step,
+        "round": round_,
+        "kind": "verdict",
+        "state": verdict.state,
+        "reason": verdict.reason,
+        "failed": list(verdict.failed),
+        "cost_usd": float(cost_usd or 0.0),
+        "session_id": session_id,
+        "said": "",
+    }
+
+
+def override_row(step: str, round_: int, choice: str, said: str) -> dict[str, Any]:
+    """A ledger row for a human overriding the ruling of round ``round_``."""
+    return {
+        "step": step,
+        "round": round_,
+        "kind": "override",
+        "state": choice,
+        "reason": OVERRIDES.get(choice, choice),
+        "failed": [],
+        "cost_usd": 0.0,
+        "session_id": None,
+        "said": said,
+    }
+
+
+def record(runtime: Any, row: Mapping[str, Any]) -> dict[str, Any]:
+    """Stamp ``row`` with the run, workspace, host and time; add it to the store and to
+    ``<notes>/判定记录.md``. Never raises; returns the stamped row."""
+    stamped = {**row, "run_id": _run_id(runtime), "at": time.time()}
+    stamped["workspace"] = str(getattr(runtime, "workspace", "") or "")
+    stamped["host"] = socket.gethostname()
+    recorder = getattr(getattr(runtime, "store", None), "record_ruling", None)
+    if callable(recorder):
+        try:
+            recorder(stamped)
+        except Exception as exc:  # the notes file still gets it
+            print(f"flower: could not add the ruling to the store's ledger: {exc}", file=sys.stderr)
+    workbench = getattr(runtime, "workbench", None)
+    if workbench is not None:
+        try:
+            _append(workbench.notes / LEDGER_NAME, entry(stamped))
+        except OSError as exc:
+            print(f"flower: could not write {LEDGER_NAME}: {exc}", file=sys.stderr)
+    return stamped
+
+
+def entry(row: Mapping[str, Any]) -> str:
+    """One row as the notes file shows it."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(row.get("at") or 0)))
+    head = f"## {row['step']} · 第 {row['round']} 轮 · "
+    if row["kind"] == "override":
+        lines = [head + OVERRIDES.get(row["state"], row["state"]), "", f"- 时间:{when}"]
+        if row.get("said"):
+            lines.append(f"- 人的原话:{_one_line(row['said'])}")
+        return "\n".join(lines) + "\n"
+    lines = [head + STATE_WORDS.get(row["state"], row["state"]), "", f"- 时间:{when}"]
+    lines.append(f"- 裁判会话:{row.get('session_id') or '(无)'} · 花费 ${row['cost_usd']:.4f}")
+    if row.get("reason"):
+        lines.append(f"- 理由:{_one_line(row['reason'])}")
+    lines += [f"- 未通过:{_one_line(check)}" for check in row.get("failed") or []]
+    return "\n".join(lines) + "\n"
+
+
+def agreement(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """What ``flower status`` shows of a ledger: rounds judged, verdicts by state,
+    overrides by kind, and how often the human agreed with the judge."""
+    rows = list(rows)
+    verdicts = [r for r in rows if r.get("kind") == "verdict"]
+    overrides = [r for r in rows if r.get("kind") == "override"]
+    agreed = sum(1 for r in overrides if r.get("state") in AGREES)
+    return {
+        "rounds": len(verdicts),
+        "verdicts": dict(Counter(r.get("state") or "vague" for r in verdicts)),
+        "overrides": dict(Counter(r.get("state") for r in overrides)),
+        "reviewed": len(overrides),
+        "agreed": agreed,
+        "rate": round(agreed / len(overrides), 3) if overrides else None,
+        "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in verdicts), 6),
+    }
+
+
+def _run_id(runtime: Any) -> str:
+    """The run's lasting id (the lineage's, which survives wakes and moves), else the
+    Runtime's process id."""
+    from flower.core.lineage import continuing_run
+
+    run_dir, workspace = getattr(runtime, "run_dir", None), getattr(runtime, "workspace", None)
+    lasting = continuing_run(run_dir, workspace) if run_dir and workspace else ""
+    return lasting or str(getattr(runtime, "run_id", "") or "")
+
+
+def _append(path: Path, text: str) -> None:
+    """Append one entry: the file rewritten atomically (a reader never sees half of it)
+    under the run's file lock (two flowers in one folder lose neither's entry). A file
+    that is not UTF-8 is moved aside, never overwritten."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path):
+        try:
+            current = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            current = TITLE
+        except UnicodeDecodeError:
+            move_aside(path, "corrupt")
+            current = TITLE
+        atomic_write(path, current.rstrip("\n") + "\n\n" + text)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())

@@ -1,0 +1,104 @@
+"""The judge ledger's recorder: a row reaches the real store and the notes mirror, a
+failing store or notes folder never fails the step, and agreement is counted right."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from flower.core.goal import Verdict
+from flower.core.ledger import (
+    LEDGER_NAME,
+    agreement,
+    entry,
+    override_row,
+    record,
+    verdict_row,
+)
+from flower.core.workbench import Workbench
+from flower.stores.sqlite import SqliteSessionStore
+
+NOT_YET = Verdict.parse("## 结论\n未达成\n## 理由\n测试没跑\n## 未通过\n- `pytest -q` 通过")
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> Any:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = SqliteSessionStore(str(tmp_path / "runs" / "sessions.db"))
+    wb = Workbench(ws)
+    wb.ensure()
+    yield SimpleNamespace(
+        store=store, workbench=wb, workspace=ws, run_dir=tmp_path / "runs", run_id="r-1"
+    )
+    store.close()
+
+
+def test_a_verdict_and_an_override_reach_the_store_and_the_notes(runtime: Any) -> None:
+    record(runtime, verdict_row("干活", 1, NOT_YET, cost_usd=0.125, session_id="s-judge"))
+    record(runtime, override_row("干活", 2, "change_goal", "只要 Linux"))
+    rows = runtime.store.rulings("r-1")
+    assert [(r["kind"], r["state"], r["round"]) for r in rows] == [
+        ("verdict", "not_yet", 1),
+        ("override", "change_goal", 2),
+    ]
+    assert rows[0]["failed"] == ["`pytest -q` 通过"] and rows[0]["session_id"] == "s-judge"
+    assert rows[0]["workspace"] == str(runtime.workspace) and rows[1]["said"] == "只要 Linux"
+    notes = (runtime.workbench.notes / LEDGER_NAME).read_text(encoding="utf-8")
+    assert notes.startswith("# 判定记录")
+    assert notes.index("第 1 轮 · 未达成") < notes.index("第 2 轮 · 人改了目标")
+    assert "$0.1250" in notes and "s-judge" in notes and "人的原话:只要 Linux" in notes
+
+
+def test_a_store_that_refuses_the_row_still_leaves_the_notes(
+    runtime: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runtime.run_id = ""  # the store refuses a row without a run
+    record(runtime, verdict_row("干活", 1, NOT_YET, cost_usd=0, session_id=None))
+    assert "could not add the ruling" in capsys.readouterr().err
+    assert "未达成" in (runtime.workbench.notes / LEDGER_NAME).read_text(encoding="utf-8")
+
+
+def test_notes_that_are_not_utf8_are_kept_aside_not_overwritten(runtime: Any) -> None:
+    notes = runtime.workbench.notes / LEDGER_NAME
+    notes.write_bytes(b"\xff\xfe old")
+    record(runtime, override_row("干活", 1, "accept", ""))
+    assert "人接受了结果" in notes.read_text(encoding="utf-8")
+    (aside,) = [p for p in notes.parent.iterdir() if ".corrupt-" in p.name]
+    assert aside.read_bytes() == b"\xff\xfe old"
+
+
+def test_agreement_counts_only_what_the_human_reviewed() -> None:
+    verdicts = [
+        {"kind": "verdict", "state": "not_yet", "cost_usd": 0.5},
+        {"kind": "verdict", "state": "unreachable", "cost_usd": 0.25},
+        {"kind": "verdict", "state": "", "cost_usd": 0.0},
+    ]
+    assert agreement(verdicts) == {
+        "rounds": 3,
+        "verdicts": {"not_yet": 1, "unreachable": 1, "vague": 1},
+        "overrides": {},
+        "reviewed": 0,
+        "agreed": 0,
+        "rate": None,  # nothing reviewed is no rate, not 100 %
+        "cost_usd": 0.75,
+    }
+    overrides = [
+        {"kind": "override", "state": "change_goal"},
+        {"kind": "override", "state": "accept"},
+        {"kind": "override", "state": "misjudged"},
+    ]
+    summary = agreement(verdicts + overrides)
+    assert (summary["reviewed"], summary["agreed"], summary["rate"]) == (3, 1, 0.333)
+    assert summary["overrides"] == {"change_goal": 1, "accept": 1, "misjudged": 1}
+
+
+def test_an_entry_is_one_readable_block_whatever_the_reason_holds() -> None:
+    row = {**verdict_row("干活", 3, NOT_YET, cost_usd=0, session_id=None), "at": 0.0}
+    row["reason"] = "第一行\n\n## 不是标题"
+    text = entry(row)
+    assert text.startswith("## 干活 · 第 3 轮 · 未达成")
+    assert "理由:第一行 ## 不是标题" in text and "裁判会话:(无)" in text
