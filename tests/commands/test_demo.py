@@ -46,6 +46,10 @@ def test_the_readme_demo_runs_offline_from_a_clean_folder(tmp_path: Path) -> Non
         assert (demo / "hello.txt").read_text() == "hi"
         for seen in ("确认需求", "1/3", "not yet", "achieved", "done - total $"):
             assert seen in run.text, seen
+        assert "left a note for the next tool in CLAUDE.md (created), AGENTS.md (created)" in (
+            " ".join(run.text.split())
+        )
+        assert "一个演示项目" in (demo / "CLAUDE.md").read_text(encoding="utf-8")
         assert str(demo / "runs" / "manifest.json") in run.text or "manifest:" in run.text
         home = exports["HOME"]
     finally:

@@ -269,7 +269,7 @@ def test_piped_and_unattended_it_runs_to_the_end(
         ]
     )
     done = subprocess.run(
-        [FLOWER, "-w", str(workspace), "--timeout", "0"],
+        [FLOWER, "-w", str(workspace), "--timeout", "0", "--no-bequest"],
         input=ASK,
         capture_output=True,
         text=True,
@@ -279,6 +279,7 @@ def test_piped_and_unattended_it_runs_to_the_end(
     assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
     assert "\x1b" not in done.stdout  # no colour, no cursor games in a pipe
     assert "done - total $" in done.stdout
+    assert not (workspace / "CLAUDE.md").exists() and "left a note" not in done.stdout
 
 
 def test_a_second_flower_on_an_active_run_is_refused_and_says_who_has_it(

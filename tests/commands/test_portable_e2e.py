@@ -126,7 +126,7 @@ def test_another_machine_on_the_same_postgres_continues_the_run(
     (run,) = json.loads(listed.stdout)
     assert run["run"] == lineage(one)["run"] and run["workspace"] == str(one)
     rows = manifest_rows(one)
-    assert run["steps"] == len(rows) and run["last_step"] == rows[-1]["step"] == "干活·判定#1"
+    assert run["steps"] == len(rows) and run["last_step"] == rows[-1]["step"] == "收尾"
     assert run["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in rows))
 
     two = tmp_path / "two"

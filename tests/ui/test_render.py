@@ -34,7 +34,9 @@ SAMPLE: dict[str, Any] = {
     "delay": 0.0, "host": "127.0.0.1", "port": 443, "waited": 30.0, "next_probe_in": 0.0,
     "max_wait": 3600.0, "said": "先别动测试", "ok": True, "cost_usd": 0.1234, "num_turns": 1,
     "context": 45_200, "attempts": 1, "duration_s": 12.3, "type": "StreamEvent",
-    "max_retries": 3, "retry_delay_ms": 0, "error_status": 529,
+    "max_retries": 3, "retry_delay_ms": 0, "error_status": 529, "choice": "accept",
+    "files": [{"path": "/ws/CLAUDE.md", "action": "appended", "warning": "2 start markers"}],
+    "mechanical": False, "why": "", "audited": 2, "open_items": {"mail": 1, "failed_check": 1},
 }  # fmt: skip
 #: Every value an enumerated payload field takes.
 VARIANTS: dict[str, list[dict[str, Any]]] = {
@@ -52,6 +54,8 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
     "tool_result": [{"error": True}, {"error": False}, {"error": True, "subagent": True}],
     "text": [{}, {"subagent": True}],
     "step": [{"resumed": True}, {"resumed": False}],
+    "override": [{"choice": c} for c in ("accept", "change_goal", "misjudged")],
+    "bequest": [{"mechanical": True, "why": "HTTP 400"}, {"files": []}],
 }  # fmt: skip
 
 
@@ -77,7 +81,9 @@ def test_the_docs_table_is_read() -> None:
     kinds = documented_kinds()
     assert {"wake", "step", "ask", "mail", "retry", "offline", "result", "unknown"} <= set(kinds)
     missing = {k for keys in kinds.values() for k in keys} - set(SAMPLE)
-    assert not missing - {"init", "api_retry", "near", "writing", "done", "queued", "delivered"}
+    values = {"init", "api_retry", "near", "writing", "done", "queued", "delivered", "accept"}
+    values |= {"change_goal", "misjudged", "created", "replaced", "appended", "unchanged"}
+    assert not missing - values - {"failed", "action", "warning"}
 
 
 @pytest.mark.parametrize("event", list(events()), ids=lambda e: f"{e.kind}")
@@ -319,3 +325,28 @@ def test_the_default_view_comes_from_the_hook() -> None:
             assert type(renderer_for(term, verbose=True)) is expected
         finally:
             pm.unregister(plugin)
+
+
+def test_an_override_and_a_bequest_say_what_happened() -> None:
+    text = show(
+        Event("override", {"round": 2, "choice": "change_goal", "said": "只要 Linux"}, step="干活"),
+        Event("override", {"round": 3, "choice": "misjudged", "said": ""}, step="干活"),
+        Event(
+            "bequest",
+            {
+                "files": [
+                    {"path": "/ws/CLAUDE.md", "action": "replaced", "warning": ""},
+                    {"path": "/ws/AGENTS.md", "action": "appended", "warning": "broken markers"},
+                ],
+                "mechanical": True,
+                "why": "HTTP 400",
+            },
+        ),
+    )
+    flat = " ".join(text.split())
+    assert "! you overruled the judge (round 2): changed the goal - 只要 Linux" in flat
+    assert "! you overruled the judge (round 3): said the judge was wrong left" in flat
+    assert (
+        "left a note for the next tool in CLAUDE.md (replaced), AGENTS.md (appended)"
+        " (assembled mechanically: HTTP 400) ! broken markers"
+    ) in flat

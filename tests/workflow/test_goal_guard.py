@@ -324,3 +324,29 @@ async def test_nobody_deciding_is_no_override(rt: FakeRuntime, goal_path: Path) 
     ctx = await run(rt, guarded(HumanChannel(timeout_s=0), goal_path))
     assert "_aborted" in ctx
     assert rt.store.of("verdict") == [(1, "unreachable", "")] and not rt.store.of("override")
+
+
+async def test_a_plugin_observes_verdicts_and_overrides_through_the_event_hook(
+    rt: FakeRuntime, goal_path: Path
+) -> None:
+    from flower import hookimpl
+    from flower.plugins import get_plugin_manager
+
+    seen: list[tuple[str, Any]] = []
+
+    class Observer:
+        @hookimpl
+        def flower_event(self, event: Event) -> None:
+            if event.kind in ("verdict", "override"):
+                seen.append((event.kind, event.payload.get("state") or event.payload["choice"]))
+
+    rt.replies = {"干活·判定#1": UNREACHABLE, "干活·判定#2": ACHIEVED}
+    channel = HumanChannel(timeout_s=10)
+    pm = get_plugin_manager()
+    pm.register(Observer(), name="test-observer")
+    try:
+        with Answerer(channel, {"unreachable": MISJUDGED}):
+            await run(rt, guarded(channel, goal_path))  # no on_event: the hook alone hears
+    finally:
+        pm.unregister(name="test-observer")
+    assert seen == [("verdict", "unreachable"), ("override", "misjudged"), ("verdict", "achieved")]

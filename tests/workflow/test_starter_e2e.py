@@ -89,6 +89,7 @@ async def test_the_full_starter_flow_clarifies_sets_a_goal_and_works_two_rounds(
         "干活·判定#1",
         "干活#round2",
         "干活·判定#2",
+        "收尾",  # the bequest's read-only round, after the run ended
     ]
     assert rows["干活#round2"]["session_id"] == rows["干活"]["session_id"]
     assert rows["干活·判定#1"]["session_id"] != rows["干活·判定#2"]["session_id"]
@@ -185,7 +186,8 @@ async def test_an_unreachable_goal_with_nobody_to_answer_aborts(
         ctx = await wf.run(rt)
     assert ctx["_failed_at"] == "干活" and "unreachable" in ctx["_aborted"]
     assert ctx[VERDICT_KEY].unreachable
-    assert [row["step"] for row in manifest(run_dir)][-2:] == ["干活", "干活·判定#1"]
+    steps = [row["step"] for row in manifest(run_dir)]
+    assert steps[-3:] == ["干活", "干活·判定#1", "收尾"]  # a stopped run leaves its note too
     (ask,) = wf.channel.asks
     assert ask.state == "timeout" and "unreachable" in ask.question
 

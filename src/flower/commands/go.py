@@ -42,6 +42,7 @@ _JUDGE_CAN_RUN = "Let the judge run commands (a harder verdict; Bash can write).
 _TIMEOUT = "Seconds a question waits; 0 = nobody is here, the agents decide and note why."
 _ISOLATE = "Each worker task in its own git worktree (needs git with a commit)."
 _WINDOW = "Context window in tokens (default: from the model name)."
+_NO_BEQUEST = "When the run ends, leave CLAUDE.md and AGENTS.md alone (no note for the next tool)."
 _NEW = "Do not continue: archive the last brief, goal and lineage, start over."
 
 
@@ -60,6 +61,7 @@ _NEW = "Do not continue: archive the last brief, goal and lineage, start over."
 @click.option("--clarify-only", is_flag=True, help="Only clarify and freeze the brief.")
 @click.option("--no-trim", is_flag=True, help="Keep large old tool results whole when resuming.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
+@click.option("--no-bequest", is_flag=True, help=_NO_BEQUEST)
 def go(
     ask: tuple[str, ...],
     g: Globals,
@@ -75,6 +77,7 @@ def go(
     clarify_only: bool,
     no_trim: bool,
     force: bool,
+    no_bequest: bool,
 ) -> None:
     """Clarify the request, set a goal with checks, work until an independent judge agrees.
 
@@ -96,6 +99,7 @@ def go(
         "judge_can_run": judge_can_run,
         "isolate": isolate,
         "clarify_only": clarify_only,
+        "bequest": not no_bequest,
     }
     window = check_window(window)
     from flower.commands.launch import launch_starter

@@ -146,6 +146,7 @@ class Renderer:
             "task": self._task,
             "verdict": self._verdict,
             "override": self._override,
+            "bequest": self._bequest,
             "ask": self._ask,
             "mail": self._mail,
             "prompt": self._prompt,
@@ -284,6 +285,16 @@ class Renderer:
         self._say(f"{icon} verdict ({rounds}): {word}" + (f" - {reason}" if reason else ""), style)
         for check in p.get("failed") or []:
             self._say(f"- {check}", style, indent=4)
+
+    def _bequest(self, p: dict[str, Any], step: str | None) -> None:
+        files = p.get("files") or []
+        done = [f"{Path(f['path']).name} ({f['action']})" for f in files]
+        how = " (assembled mechanically: " + one_line(p.get("why") or "", 120) + ")"
+        self._say("left a note for the next tool in " + ", ".join(done)
+                  + (how if p.get("mechanical") else ""), "dim")  # fmt: skip
+        for f in files:
+            if f.get("warning"):
+                self._say(f"! {one_line(f['warning'], 300)}", "yellow", indent=4)
 
     def _override(self, p: dict[str, Any], step: str | None) -> None:
         word = {"accept": "accepted the result anyway", "change_goal": "changed the goal"}.get(

@@ -40,6 +40,7 @@ or what ``reduce`` makes of it); the private keys all start with ``_``:
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -157,6 +158,11 @@ class Workflow:
             goal must be in the workbench whose index the coordinator is shown.
         continuous: Keep ``run_dir/lineage.json`` and continue each step's session
             from an earlier process (default). ``False``: every run starts fresh.
+        finish: ``ctx -> None`` (or async), called once when the steps are over,
+            whether they all passed or the workflow stopped on a failed step; not when
+            the run is cancelled or raises. The starter flow's bequest
+            (``flower.workflow.bequest``) is one. An exception from it is reported on
+            stderr and does not change the outcome.
     """
 
     steps: list[Step]
@@ -165,6 +171,7 @@ class Workflow:
     channel: Any = None
     workbench: Any = None
     continuous: bool = True
+    finish: Callable[[Ctx], Any] | None = None
 
     def __post_init__(self) -> None:
         names = [step.name for step in self.steps]
@@ -251,6 +258,13 @@ class Workflow:
                     break
                 if step.on_fail == "continue":
                     ctx[step.name] = result.text
+            if self.finish is not None:
+                try:
+                    await _settle(self.finish(ctx))
+                except Exception as exc:  # closing words must not undo the run's outcome
+                    print(f"flower: the workflow's finish failed: {exc}", file=sys.stderr)
+                if lineage is not None:  # what finish wrote is no drift for the next wake
+                    record(lineage.workspace, lineage.path.parent)
         finally:
             runtime.ctx = outer_ctx
             if self.workbench is not None:

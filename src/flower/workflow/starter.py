@@ -35,6 +35,7 @@ from flower.core.lineage import LINEAGE_NAME, Lineage
 from flower.core.roles import coordinator, worker
 from flower.core.workbench import ARCHIVE_DIRNAME, Workbench
 from flower.workflow.base import Ctx, Step, Workflow
+from flower.workflow.bequest import bequest as write_bequest
 from flower.workflow.clarify import BRIEF_KEY, CLARIFY_RESUME, clarify_step
 from flower.workflow.goal import GOAL_KEY, goal_step, with_goal
 
@@ -94,6 +95,7 @@ def starter_flow(
     brief_name: str = "需求.md",
     goal_name: str = "目标.md",
     log_name: str = "问答记录.md",
+    bequest: bool = True,
 ) -> Workflow:
     """The ready-to-run workflow ``flower "make X"`` uses: clarify -> goal -> work.
 
@@ -120,6 +122,9 @@ def starter_flow(
         instructions: Rules added to the clarifier's and the coordinator's.
         worker_prompt: The worker's task prompt (after the worker rules).
         brief_name, goal_name, log_name: File names in the workbench's ``notes/``.
+        bequest: When the work step has run (goal met or stopped), write what the next
+            tool needs into a managed block of ``CLAUDE.md`` and ``AGENTS.md`` at the
+            workspace root (``flower.workflow.bequest``); ``False``: leave them alone.
 
     Raises:
         ValueError: no ``ask`` on a first run; ``isolate`` outside a git repository
@@ -202,7 +207,8 @@ def starter_flow(
     if goal:
         work = with_goal(work, channel, goal_path=goal_path, rounds=rounds, can_run=judge_can_run)
     steps.append(work)
-    return Workflow(steps, name="starter", channel=channel, workbench=wb)
+    finish = write_bequest(ws, wb, after=WORK_STEP) if bequest else None
+    return Workflow(steps, name="starter", channel=channel, workbench=wb, finish=finish)
 
 
 def wake_state(

@@ -1,0 +1,291 @@
+"""The bequest: when a run ends, leave the next tool what it needs in CLAUDE.md and AGENTS.md.
+
+A finished run leaves a project that the next tool (Claude Code, Codex, a human with an
+editor) opens cold: it does not know what was asked, which acceptance checks passed,
+which files are generated and must not be edited by hand, which approaches were dead
+ends, or where flower's workbench is. So when a run ends (the goal met, or the workflow
+stopped), one short read-only round writes that down, and flower puts it in a managed
+block of the project's ``CLAUDE.md`` and ``AGENTS.md`` (``core/bequest.py``: only the
+text between flower's markers is ever changed).
+
+The round sees the brief, the goal, the last verdict and the dead ends the handoffs
+recorded, and may read the workspace (Read, Glob, Grep; nothing that writes). When it
+fails or leaves out a required section, a mechanical version assembled from the same
+facts is written instead, marked as such: the next tool always finds something true.
+The block holds no timestamp, so a rerun that learns nothing new changes no byte.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flower.core.agent import AgentSpec
+from flower.core.bequest import NAMES, Placement, place_everywhere
+from flower.core.brief import Brief
+from flower.core.events import Event, emit
+from flower.core.goal import Goal, Verdict
+from flower.core.handoff import Handoff
+from flower.core.ledger import LEDGER_NAME
+from flower.core.roles import LOOK_TOOLS
+from flower.core.sections import parse_sections
+from flower.workflow.base import Ctx
+
+__all__ = ["BEQUEST_RULES", "BEQUEST_STEP", "Bequest", "bequeath", "bequest"]
+
+BEQUEST_STEP = "收尾"
+
+BEQUEST_RULES = """\
+你是收尾记录者:一次运行刚结束,你给下一个打开这个项目的工具(Claude Code 读 CLAUDE.md,\
+别的代理读 AGENTS.md)留一段话。它看不到这次运行,只能看到你写的。
+- 只看不改:可以读工作区核对,不要改任何文件。
+- 写事实,不写感想;每节几行;具体到文件和命令。"""
+
+BEQUEST_PROMPT = """\
+这次运行结束了:{outcome}。按下面四节写,标题照抄:
+
+## 这是什么
+这个项目是什么、这次做了什么。
+
+## 验收
+逐条写验收标准:已满足 / 未满足,以及依据。
+
+## 生成的文件
+哪些文件是生成的、由什么生成(命令或来源),哪些不该手改。没有就写"无"。
+
+## 死路
+试过但走不通的做法和原因。没有就写"无",不要编。
+
+下面是这次运行留下的材料。
+
+# 需求
+{brief}
+
+# 目标与判定清单
+{goal}
+
+# 裁判最后的判定
+{verdict}
+
+# 交接文档里记下的死路
+{deadends}
+"""
+
+#: Section field -> its heading in the block, in order; the first two are required.
+SECTIONS = {"what": "这是什么", "accept": "验收", "generated": "生成的文件", "deadends": "死路"}
+REQUIRED = ("what", "accept")
+_ALIASES = {
+    "这是什么": "what", "项目是什么": "what", "what this is": "what",
+    "验收": "accept", "验收情况": "accept", "验收标准": "accept", "acceptance": "accept",
+    "生成的文件": "generated", "生成文件": "generated", "generated files": "generated",
+    "死路": "deadends", "走不通的路": "deadends", "dead ends": "deadends",
+}  # fmt: skip
+TITLE = "## flower: 这个项目的现状"
+NONE = "无"
+
+
+@dataclass
+class Bequest:
+    """What the block says; ``mechanical`` with ``why`` when flower assembled it itself."""
+
+    what: str = ""
+    accept: str = ""
+    generated: str = ""
+    deadends: str = ""
+    outcome: str = ""
+    workbench: str = ""
+    mechanical: bool = False
+    why: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> Bequest:
+        found = parse_sections(text, _ALIASES)
+        said = cls()
+        for name in SECTIONS:
+            setattr(said, name, found.get(name, ""))
+        return said
+
+    def missing(self) -> list[str]:
+        return [SECTIONS[name] for name in REQUIRED if not getattr(self, name).strip()]
+
+    def body(self) -> str:
+        """The block's text (no timestamp: the same facts give the same bytes)."""
+        note = f"> 一次 flower 运行结束时写给下一个打开这个项目的工具:{self.outcome}。"
+        if self.mechanical:
+            note += f"\n> 收尾的一轮没能写出来({self.why}),这份是 flower 按记录机械拼装的。"
+        parts = [TITLE, "", note, ""]
+        for name, heading in SECTIONS.items():
+            parts += [f"### {heading}", "", getattr(self, name).strip() or NONE, ""]
+        parts += ["### 工作台", "", self.workbench.strip()]
+        return "\n".join(parts)
+
+
+def bequest(
+    workspace: str | Path,
+    workbench: Any,
+    *,
+    after: str | None = None,
+    spec: AgentSpec | None = None,
+    names: tuple[str, ...] = NAMES,
+) -> Callable[[Ctx], Any]:
+    """A ``Workflow(finish=…)`` that writes the bequest when the workflow ends.
+
+    ``after``: only when this step ran (the starter flow's work step: a run stopped
+    while clarifying has nothing to leave). ``spec``: the agent of the round (default: a
+    read-only one). ``names``: the files, at the workspace's root.
+    """
+
+    async def finish(ctx: Ctx) -> None:
+        if after is not None and after not in ctx.get("_results", {}):
+            return
+        await bequeath(ctx, workspace=Path(workspace), workbench=workbench, spec=spec, names=names)
+
+    return finish
+
+
+async def bequeath(
+    ctx: Ctx,
+    *,
+    workspace: Path,
+    workbench: Any,
+    spec: AgentSpec | None = None,
+    names: tuple[str, ...] = NAMES,
+) -> list[Placement]:
+    """Run the round, place the block in each file, emit ``Event("bequest", …)``."""
+    runtime, on_event = ctx.get("_runtime"), ctx.get("_on_event")
+    facts = _facts(ctx, workbench)
+    written = Bequest(mechanical=True, why="没有 Runtime")
+    if runtime is not None:
+        agent = spec or AgentSpec(
+            name=BEQUEST_STEP,
+            instructions=BEQUEST_RULES,
+            allowed_tools=list(LOOK_TOOLS),
+            disallowed_tools=["Bash", "Write", "Edit", "NotebookEdit", "Agent"],
+            max_turns=8,
+            max_budget_usd=0.5,
+            workbench=False,
+        )
+        try:
+            ruling = await runtime.run(
+                agent, BEQUEST_PROMPT.format(**facts), step_name=BEQUEST_STEP, on_event=on_event
+            )
+            written = Bequest.parse(ruling.text) if ruling.ok else written
+            if not ruling.ok:
+                written.why = _short(ruling.error or "这一轮失败了")
+            elif written.missing():
+                written = Bequest(mechanical=True, why="缺少:" + "、".join(written.missing()))
+        except Exception as exc:  # a bequest must never fail the run it closes
+            written = Bequest(mechanical=True, why=_short(f"{type(exc).__name__}: {exc}"))
+    if written.mechanical:
+        written = _mechanical(ctx, facts, why=written.why)
+    written.outcome, written.workbench = facts["outcome"], _where(workspace, workbench)
+    placed = place_everywhere(workspace, written.body(), names)
+    for place in placed:
+        if place.warning:
+            print(f"flower: {place.warning}", file=sys.stderr)
+    payload = {
+        "files": [{"path": str(p.path), "action": p.action, "warning": p.warning} for p in placed],
+        "mechanical": written.mechanical,
+        "why": written.why,
+    }
+    emit(Event("bequest", payload, step=BEQUEST_STEP), on_event)
+    return placed
+
+
+# --- the facts --------------------------------------------------------------------------------
+
+
+def _facts(ctx: Ctx, workbench: Any) -> dict[str, str]:
+    from flower.workflow.clarify import BRIEF_KEY
+    from flower.workflow.goal import GOAL_KEY, VERDICT_KEY
+
+    brief, goal, verdict = ctx.get(BRIEF_KEY), ctx.get(GOAL_KEY), ctx.get(VERDICT_KEY)
+    return {
+        "outcome": _outcome(ctx, verdict),
+        "brief": brief.prompt_block() if isinstance(brief, Brief) else "(没有需求文档)",
+        "goal": goal.prompt_block() if isinstance(goal, Goal) else "(没有目标)",
+        "verdict": _verdict_text(verdict),
+        "deadends": "\n".join(_deadends(workbench)) or NONE,
+    }
+
+
+def _outcome(ctx: Ctx, verdict: Any) -> str:
+    failed_at = ctx.get("_failed_at")
+    if failed_at:
+        why = ctx.get("_aborted") or "这一步没有成功"
+        return f"停在「{failed_at}」:{_short(str(why))}"
+    if isinstance(verdict, Verdict) and verdict.achieved:
+        return "目标已达成(独立裁判核对过)"
+    return "完成"
+
+
+def _verdict_text(verdict: Any) -> str:
+    if not isinstance(verdict, Verdict):
+        return "(没有判定)"
+    failed = "".join(f"\n- 未通过:{check}" for check in verdict.failed)
+    return f"{verdict.state or '不明确'}:{verdict.reason.strip()}{failed}"
+
+
+def _deadends(workbench: Any) -> list[str]:
+    """The dead ends every handoff of the run recorded (current and archived), once each."""
+    notes = getattr(workbench, "notes", None)
+    if notes is None:
+        return []
+    found: list[str] = []
+    for path in sorted(Path(notes).rglob("交接-*.md")):
+        doc = Handoff.load(path)
+        text = doc.deadends.strip() if doc is not None else ""
+        if text and text != NONE and text not in found:
+            found.append(text)
+    return found
+
+
+def _mechanical(ctx: Ctx, facts: dict[str, str], *, why: str) -> Bequest:
+    from flower.workflow.clarify import BRIEF_KEY
+    from flower.workflow.goal import GOAL_KEY, VERDICT_KEY
+
+    brief, goal, verdict = ctx.get(BRIEF_KEY), ctx.get(GOAL_KEY), ctx.get(VERDICT_KEY)
+    what = brief.goal.strip() if isinstance(brief, Brief) else ""
+    checks = goal.checks if isinstance(goal, Goal) else []
+    failed = set(verdict.failed) if isinstance(verdict, Verdict) else set()
+    passed = isinstance(verdict, Verdict) and verdict.achieved
+    lines = []
+    for check in checks:
+        state = "已满足" if passed else "未满足" if check in failed else "未判定为未满足"
+        lines.append(f"- {check}:{state}")
+    if not checks and isinstance(brief, Brief):
+        lines.append(brief.accept.strip())
+    return Bequest(
+        what=what or "(没有需求文档)",
+        accept="\n".join(lines) or "(没有验收记录)",
+        generated="(机械版本不知道哪些文件是生成的:看 git 的改动和判定记录)",
+        deadends=facts["deadends"],
+        mechanical=True,
+        why=why or "原因不明",
+    )
+
+
+def _where(workspace: Path, workbench: Any) -> str:
+    root = Path(getattr(workbench, "root", workspace / ".flower"))
+    shown = _relative(root, workspace)
+    return "\n".join(
+        [
+            f"- flower 的工作台在 `{shown}`:notes/ 里有需求(需求.md)、目标(目标.md)、"
+            f"问答记录、判定记录({LEDGER_NAME})和交接文档。",
+            "- 在项目目录里再运行 `flower`,会接着这次运行的对话继续。",
+        ]
+    )
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return str(path)
+
+
+def _short(text: str) -> str:
+    return " ".join(text.split())[:200]
