@@ -152,6 +152,9 @@ async def test_an_overruled_judge_is_in_the_ledger_and_in_flower_status(
     assert "_failed_at" not in ctx
     (override,) = [e.payload for e in events if e.kind == "override"]
     assert override == {"round": 1, "choice": "accept", "said": ""}
+    bequest = (workspace / "CLAUDE.md").read_text(encoding="utf-8")  # the next tool is told
+    assert "人接受了结果,裁判判为无法达成:要在 macOS 上验证" in bequest
+    assert "- cat hello.txt 输出 hi:未满足" in bequest
 
     args = ["status", "-w", str(workspace), "-r", str(run_dir)]
     shown = CliRunner().invoke(main, args)

@@ -219,6 +219,8 @@ def _outcome(ctx: Ctx, verdict: Any) -> str:
         return f"停在「{failed_at}」:{_short(str(why))}"
     if isinstance(verdict, Verdict) and verdict.achieved:
         return "目标已达成(独立裁判核对过)"
+    if isinstance(verdict, Verdict) and verdict.unreachable:
+        return f"人接受了结果,裁判判为无法达成:{_short(verdict.reason)}"
     return "完成"
 
 
@@ -254,7 +256,7 @@ def _mechanical(ctx: Ctx, facts: dict[str, str], *, why: str) -> Bequest:
     passed = isinstance(verdict, Verdict) and verdict.achieved
     lines = []
     for check in checks:
-        state = "已满足" if passed else "未满足" if check in failed else "未判定为未满足"
+        state = "已满足" if passed else "未满足" if check in failed else "裁判没有列为未通过"
         lines.append(f"- {check}:{state}")
     if not checks and isinstance(brief, Brief):
         lines.append(brief.accept.strip())
