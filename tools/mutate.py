@@ -82,10 +82,21 @@ TESTS: dict[str, list[str]] = {
         "tests/workflow/test_clarify_and_starter.py",
         "tests/workflow/test_starter_e2e.py",
     ],
+    "src/flower/core/audit.py": ["tests/unit/test_audit.py", "tests/workflow/test_audit_e2e.py"],
+    "src/flower/core/ledger.py": [
+        "tests/unit/test_judge_ledger.py",
+        "tests/workflow/test_goal_guard.py",
+    ],
+    "src/flower/core/bequest.py": ["tests/unit/test_bequest_block.py"],
+    "src/flower/workflow/bequest.py": ["tests/workflow/test_bequest_e2e.py"],
+    "src/flower/stores/ledger.py": ["tests/stores/test_ledger.py"],
     "src/flower/commands/session.py": ["tests/commands/test_go_pty.py"],
     "src/flower/commands/options.py": ["tests/commands/test_arguments.py"],
     "src/flower/commands/typo.py": ["tests/commands/test_arguments.py"],
-    "src/flower/commands/status.py": ["tests/commands/test_arguments.py"],
+    "src/flower/commands/status.py": [
+        "tests/commands/test_arguments.py",
+        "tests/workflow/test_starter_e2e.py",
+    ],
     "src/flower/ui/sanitize.py": ["tests/ui/test_sanitize.py"],
     "src/flower/ui/render.py": ["tests/ui/test_render.py", "tests/ui/test_render_e2e.py"],
 }
