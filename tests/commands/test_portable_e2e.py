@@ -99,9 +99,10 @@ def test_a_moved_folder_continues_and_says_what_changed_and_a_copy_forks(
 def test_another_machine_on_the_same_postgres_continues_the_run(
     scripted_model: ScriptedModel, claude_env: dict[str, str], tmp_path: Path, pg_url: str
 ) -> None:
-    """Machine one runs in /one with its own HOME; the folder then lives on at /two under
-    another HOME (nothing of machine one's ~/.claude comes along): the transcripts come
-    from the shared store, re-keyed to the new path, and the conversation goes on."""
+    """Machine one runs in /one with its own HOME; a clone of the project (without runs/)
+    then lives on at /two under another HOME (nothing of machine one's ~/.claude comes
+    along): the lineage and the transcripts come from the shared store, re-keyed to the
+    new path, and the conversation goes on."""
     scripted_model.play(ONE_ROUND_THEN_RESUMED)
     homes = {}
     for name in ("home-one", "home-two"):
@@ -130,10 +131,17 @@ def test_another_machine_on_the_same_postgres_continues_the_run(
     assert run["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in rows))
 
     two = tmp_path / "two"
-    shutil.move(one, two)  # rsync'd to the other machine; the first one is gone
+    # a clone on the other machine: the project and its workbench (.flower: the brief, the
+    # goal, the run id), not runs/; the first machine is gone
+    shutil.copytree(one, two, ignore=shutil.ignore_patterns("runs"))
+    assert not (two / "runs").exists() and (two / ".flower" / "run.json").is_file()
+    shutil.rmtree(one)
     shutil.rmtree(tmp_path / "home-one")
     again = wake(two, tmp_path, homes["home-two"])
-    assert "moved here from" in again.text
+    flat = " ".join(again.text.split())
+    assert f"run {run['run'][:8]} came from the session store" in flat, again.text[-2000:]
+    assert "moved here from" in flat
+    assert lineage(two)["run"] == run["run"]  # the same run, not a fork
     (resumed,) = scripted_model.requests_for("resumed")
     assert "照这份已经确认的需求" in resumed.text()  # the same conversation, from the store
     assert lineage(two)["steps"]["干活"] == work_session

@@ -68,7 +68,7 @@ def columns(target: str | Path, table: str) -> set[str]:
 def test_a_new_database_is_brought_to_head_on_first_use(tmp_path: Path) -> None:
     db = tmp_path / "runs" / "sessions.db"
     SqliteSessionStore(db).close()
-    assert migrate.current(db) == migrate.head() == "0004"
+    assert migrate.current(db) == migrate.head() == "0005"
 
 
 def test_sqlite_walks_down_and_up_with_data_kept_and_upgrades_in_place(tmp_path: Path) -> None:
@@ -77,15 +77,15 @@ def test_sqlite_walks_down_and_up_with_data_kept_and_upgrades_in_place(tmp_path:
     before = snapshot(db)
     assert before[4] == 1000
 
-    assert migrate.downgrade(db, "0001") == ("0004", "0001")
+    assert migrate.downgrade(db, "0001") == ("0005", "0001")
     assert "context_tokens" not in columns(db, "meta")
     assert sqlite3.connect(db).execute("SELECT count(*) FROM entries").fetchone() == (4,)
-    assert migrate.upgrade(db) == ("0001", "0004")
+    assert migrate.upgrade(db) == ("0001", "0005")
     assert snapshot(db) == before  # context_tokens re-derived from the entries
 
     migrate.downgrade(db, "0001")
     assert snapshot(db) == before  # opening an old embedded database upgrades it in place
-    assert migrate.current(db) == "0004"
+    assert migrate.current(db) == "0005"
 
 
 @pytest.mark.postgres
@@ -100,11 +100,11 @@ def test_postgres_walks_down_and_up_with_data_kept_and_is_never_upgraded_silentl
     with pytest.raises(StoreError) as caught:
         SqliteSessionStore(pg_url)
     message = str(caught.value)
-    assert "\n" not in message and "at schema revision 0001, this flower needs 0004" in message
+    assert "\n" not in message and "at schema revision 0001, this flower needs 0005" in message
     assert "run `flower db upgrade postgresql+psycopg://" in message
     assert migrate.current(pg_url) == "0001"  # nothing was touched
 
-    assert migrate.upgrade(pg_url) == ("0001", "0004")
+    assert migrate.upgrade(pg_url) == ("0001", "0005")
     assert snapshot(pg_url) == before
 
 
@@ -133,12 +133,12 @@ def test_flower_db_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
     done = runner.invoke(main, ["db", "upgrade"])
     assert done.exit_code == 0, done.output
-    assert done.output.strip() == "runs/sessions.db: upgraded (empty) -> 0004"
-    assert runner.invoke(main, ["db", "current"]).output.strip() == "runs/sessions.db: 0004 (head)"
+    assert done.output.strip() == "runs/sessions.db: upgraded (empty) -> 0005"
+    assert runner.invoke(main, ["db", "current"]).output.strip() == "runs/sessions.db: 0005 (head)"
 
     migrate.downgrade("runs/sessions.db", "0001")
     behind = runner.invoke(main, ["db", "current", "runs/sessions.db"]).output
-    assert "0001 (behind 0004: run `flower db upgrade`)" in behind
+    assert "0001 (behind 0005: run `flower db upgrade`)" in behind
 
     monkeypatch.setenv("FLOWER_STORE_URL", "redis://cache/0")
     refused = runner.invoke(main, ["db", "upgrade"])
@@ -184,7 +184,7 @@ def test_migrations_ship_inside_the_wheel_and_run_from_it(
     package, migrations, result = ran.stdout.splitlines()
     assert Path(package).is_relative_to(site)
     assert Path(migrations) == site / "flower" / "_migrations"
-    assert result == "(None, '0004')"
+    assert result == "(None, '0005')"
 
 
 def test_an_applications_own_alembic_history_is_left_alone(store_target: str) -> None:
@@ -219,4 +219,4 @@ def test_two_upgrades_at_once_on_postgres_take_turns(pg_url: str) -> None:
     with ThreadPoolExecutor(2) as pool:
         results = sorted(f.result() for f in [pool.submit(upgrade), pool.submit(upgrade)])
 
-    assert results == [("0001", "0004"), ("0004", "0004")]
+    assert results == [("0001", "0005"), ("0005", "0005")]

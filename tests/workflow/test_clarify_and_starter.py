@@ -217,10 +217,20 @@ def test_new_archives_the_lineage_brief_and_goal_and_starts_over(
 ) -> None:
     run_dir = tmp_path / "runs"
     notes = freeze(workspace)
-    Lineage.open(run_dir, workspace).remember("干活", "sid-1")
+    from flower.core.runstate import mirror_for
+
+    marked = mirror_for(None, workspace / ".flower")  # the run id the workbench keeps
+    Lineage.open(run_dir, workspace, mirror=marked).remember("干活", "sid-1")
+    assert (workspace / ".flower" / "run.json").is_file()
     wf = starter_flow("另一件事", workspace=workspace, run_dir=run_dir, new=True)
     (folder,) = (notes / "archive").iterdir()
-    assert sorted(p.name for p in folder.iterdir()) == ["lineage.json", "目标.md", "需求.md"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "lineage.json",
+        "run.json",  # or the old lineage would come back from the store
+        "目标.md",
+        "需求.md",
+    ]
+    assert not (workspace / ".flower" / "run.json").exists()
     assert not (notes / "需求.md").exists() and not (run_dir / "lineage.json").exists()
     assert wf.steps[0].when is not None and wf.steps[0].when({}) is True  # clarify again
     assert wake_state(workspace, run_dir=run_dir)["waking"] is False

@@ -47,6 +47,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import time
 import unicodedata
 import uuid
@@ -93,6 +94,9 @@ class Lineage:
         self._relocated = False  # the file names another workspace, and we take it over
         self._mine: dict[str, str] = {}  # what this object remembered: wins on merge
         self._dead: set[tuple[str, str]] = set()  # pairs alive() refused: never shown again
+        #: Called with the document after every write (``core/runstate.py`` keeps it in
+        #: the session store); never allowed to fail the write.
+        self.mirror: Callable[[dict[str, Any]], None] | None = None
 
     def __repr__(self) -> str:
         return f"Lineage({str(self.path)!r}, woke={self.woke}, steps={self.steps!r})"
@@ -107,6 +111,7 @@ class Lineage:
         *,
         alive: Callable[[str], bool] | None = None,
         adopt: Callable[[Path, list[str]], int] | None = None,
+        mirror: Callable[[dict[str, Any]], None] | None = None,
     ) -> Lineage:
         """The lineage of ``workspace`` in ``run_dir``; empty when there is none to use.
 
@@ -118,8 +123,12 @@ class Lineage:
         ``adopt(old_workspace, session_ids)`` (typically ``Runtime.adopt_sessions``)
         makes a moved or copied run's sessions resumable here, before they are vetted;
         without it such a run is treated as foreign. A copier that raises adopts none.
+
+        ``mirror(document)`` is called after every write from now on (the run's state
+        in the store, ``core/runstate.py``).
         """
         lineage = cls(Path(run_dir).expanduser().absolute() / LINEAGE_NAME, workspace)
+        lineage.mirror = mirror
         state, data = lineage._read()
         if state == "corrupt":
             lineage.notice = f"{lineage.path} is unreadable; starting without a lineage"
@@ -278,6 +287,11 @@ class Lineage:
             return
         self.last_error = None
         self._relocated = False  # written for this workspace now
+        if self.mirror is not None:
+            try:
+                self.mirror(payload)
+            except Exception as exc:  # a copy elsewhere must not undo the write here
+                print(f"flower: could not mirror {self.path}: {exc}", file=sys.stderr)
         self.woke = woke
         self.steps = {k: v for k, v in merged.items() if (k, v) not in self._dead}
 

@@ -22,6 +22,10 @@ unique constraints behave the same on every database), and two run tables keyed 
     ``reason``, ``failed`` checks, cost and session) and per human override of one
     (``kind`` ``"override"``: ``accept``, ``change_goal`` or ``misjudged``, with the
     human's words or the new goal in ``said``), by run id, in order (``id``).
+``lineages``
+    One row per run: its lineage document (``lineage.json``: step -> session id, wake
+    count, the workspace it was last in), so another machine with a clone of the
+    workspace continues the run without ``runs/``.
 
 The tables here describe the head revision for queries and for ``alembic
 revision --autogenerate``; the migrations in ``migrations/versions`` create them.
@@ -108,7 +112,17 @@ ledger = sa.Table(
     sa.Index("ix_ledger_run", "run_id", "id"),
 )
 
-TABLES = ("entries", "meta", "summaries", "steps", "ledger")
+lineages = sa.Table(
+    "lineages",
+    metadata,
+    sa.Column("run_id", sa.String(64), primary_key=True),
+    sa.Column("workspace", sa.String(KEY_LENGTH), nullable=False),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("data", Json, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+TABLES = ("entries", "meta", "summaries", "steps", "ledger", "lineages")
 
 #: Where alembic keeps flower's schema revision. Not alembic's default
 #: ``alembic_version``: a store pointed at an application's own database must neither

@@ -245,6 +245,20 @@ class SqliteSessionStore(SessionStore):
         with self._errors():
             return rulings(self._engine, run_id)
 
+    def save_lineage(self, run_id: str, host: str, data: dict[str, Any]) -> None:
+        """Keep a run's lineage document (:mod:`flower.stores.lineages`); synchronous."""
+        from flower.stores.lineages import save_lineage
+
+        with self._errors():
+            save_lineage(self._engine, run_id, host, data)
+
+    def load_lineage(self, run_id: str) -> dict[str, Any] | None:
+        """A run's lineage document, or ``None`` (:mod:`flower.stores.lineages`)."""
+        from flower.stores.lineages import load_lineage
+
+        with self._errors():
+            return load_lineage(self._engine, run_id)
+
     async def copy_sessions(self, old_project: str, new_project: str, ids: list[str]) -> int:
         """Copy sessions to another project key (a moved workspace); see
         :func:`flower.stores.rekey.copy_sessions`. How many were copied."""

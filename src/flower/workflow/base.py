@@ -291,10 +291,25 @@ class Workflow:
         workspace = getattr(runtime, "workspace", None)
         if not self.continuous or run_dir is None or workspace is None:
             return None
-        from flower.core.lineage import Lineage
+        from flower.core.lineage import LINEAGE_NAME, Lineage
+        from flower.core.runstate import mirror_for, restore
 
+        store = getattr(runtime, "store", None)
+        workbench = self.workbench or getattr(runtime, "workbench", None)
+        marker = workbench.root if workbench is not None else None
+        restored = restore(run_dir, marker, store)  # a clone that came without runs/
         adopt = getattr(runtime, "adopt_sessions", None)
-        return Lineage.open(run_dir, workspace, alive=runtime.has_session, adopt=adopt)
+        lineage = Lineage.open(
+            run_dir,
+            workspace,
+            alive=runtime.has_session,
+            adopt=adopt,
+            mirror=mirror_for(store, marker),
+        )
+        if restored:
+            said = f"no {LINEAGE_NAME} here: run {restored[:8]} came from the session store"
+            lineage.notice = "; ".join(filter(None, [said, lineage.notice]))
+        return lineage
 
     async def _run_step(
         self,

@@ -33,6 +33,7 @@ from flower.core.brief import Brief
 from flower.core.goal import Goal
 from flower.core.lineage import LINEAGE_NAME, Lineage
 from flower.core.roles import coordinator, worker
+from flower.core.runstate import MARKER_NAME
 from flower.core.workbench import ARCHIVE_DIRNAME, Workbench
 from flower.workflow.base import Ctx, Step, Workflow
 from flower.workflow.bequest import bequest as write_bequest
@@ -151,7 +152,9 @@ def starter_flow(
         if not said:
             raise ValueError(NO_ASK)
         if any(p.exists() for p in (lineage.path, brief_path, goal_path)):
-            lineage.archive(wb.notes / ARCHIVE_DIRNAME, extra=[brief_path, goal_path])
+            # the run id too: left behind, it would bring the old lineage back from the store
+            marker = wb.root / MARKER_NAME
+            lineage.archive(wb.notes / ARCHIVE_DIRNAME, extra=[brief_path, goal_path, marker])
     waking = _complete(Brief.load(brief_path))
     if not said and not waking and "确认需求" not in lineage.steps:
         raise ValueError(NO_ASK)
