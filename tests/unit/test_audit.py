@@ -196,3 +196,33 @@ def test_a_second_audit_replaces_the_first_section() -> None:
     finally:
         pm.unregister(name="test-items")
     assert len(missing) == 1 and "older section" not in handoff.audit
+
+
+def test_changed_files_name_the_first_ones_and_count_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import flower.core.audit as audit
+
+    ws, run_dir = tmp_path / "ws", tmp_path / "runs"
+    ws.mkdir()
+    record(ws, run_dir)
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (ws / name).write_text(name)
+    monkeypatch.setattr(audit, "MAX_FILES", 2)
+    assert [i.text for i in changed_files(ws, run_dir)] == [
+        "a.txt (added)",
+        "b.txt (added)",
+        "and 1 more (git status shows them)",
+    ]
+    monkeypatch.setattr(audit, "MAX_FILES", 3)  # exactly as many as shown: no count line
+    assert len(changed_files(ws, run_dir)) == 3
+
+
+def test_waiting_questions_are_named_by_text_and_id() -> None:
+    from types import SimpleNamespace
+
+    waiting = SimpleNamespace(question="用 LF 还是 CRLF?", id="q3")
+    channel = SimpleNamespace(pending=lambda: [waiting])
+    (item,) = waiting_questions(channel)
+    assert item.text == "用 LF 还是 CRLF? (q3)" and item.kind == "question"
+    assert mentioned("q3 还在等回答", item) and mentioned("用 lf 还是 crlf?", item)

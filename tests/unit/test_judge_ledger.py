@@ -102,3 +102,26 @@ def test_an_entry_is_one_readable_block_whatever_the_reason_holds() -> None:
     text = entry(row)
     assert text.startswith("## 干活 · 第 3 轮 · 未达成")
     assert "理由:第一行 ## 不是标题" in text and "裁判会话:(无)" in text
+
+
+def test_rows_carry_the_lineages_run_id_which_outlives_the_process(runtime: Any) -> None:
+    from flower.core.lineage import Lineage
+
+    lineage = Lineage.open(runtime.run_dir, runtime.workspace)
+    lineage.remember("干活", "s-1")
+    stamped = record(runtime, override_row("干活", 1, "accept", ""))
+    assert stamped["run_id"] == lineage.run != runtime.run_id
+    assert stamped["cost_usd"] == 0.0 and stamped["failed"] == []
+    assert [r["state"] for r in runtime.store.rulings(lineage.run)] == ["accept"]
+
+
+def test_a_notes_folder_that_cannot_be_written_costs_only_the_mirror(
+    runtime: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    shutil.rmtree(runtime.workbench.notes)
+    runtime.workbench.notes.write_text("a file where the folder was")
+    record(runtime, override_row("干活", 1, "misjudged", "能测"))
+    assert f"could not write {LEDGER_NAME}" in capsys.readouterr().err
+    assert [r["said"] for r in runtime.store.rulings("r-1")] == ["能测"]  # the store has it
