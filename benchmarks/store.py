@@ -67,8 +67,20 @@ RAW_INSERT = (
 COMMANDS = ["git status", "pytest -q tests/unit", "ls src", "make build", "git diff --stat"]
 
 
+def usage_of(reply: int) -> dict[str, Any]:
+    """The API's ``usage`` of one reply: the context grows reply by reply."""
+    return {
+        **USAGE,
+        "input_tokens": USAGE["input_tokens"] + 3 * reply,
+        "cache_read_input_tokens": USAGE["cache_read_input_tokens"] + 97 * reply,
+        "output_tokens": 30 + reply % 200,
+    }
+
+
 def transcript(n: int) -> list[dict[str, Any]]:
-    """``n`` lines in the CLI's shapes: tool calls and results, text, denials, a storm."""
+    """``n`` lines in the CLI's shapes: a reply of text and a tool call (two lines, one
+    message id and usage, as the CLI splits replies by block), the tool's result, a text
+    reply, the human's next prompt; denials and a retry storm now and then."""
     lines: list[dict[str, Any]] = []
     parent = None
     for i in range(n):
@@ -79,10 +91,21 @@ def transcript(n: int) -> list[dict[str, Any]]:
             "uuid": uid,
             "timestamp": f"2026-11-29T10:{i % 60:02d}:00.000Z",
         }
-        turn, step = divmod(i, 4)
+        turn, step = divmod(i, 5)
         call_id = f"toolu_{turn:06d}"
         command = COMMANDS[turn % len(COMMANDS)]
-        if step == 0:
+        if step == 0:  # a reply's first block, its own line: the CLI writes one per block
+            message = {
+                "id": f"msg_{turn:06d}",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-opus-5-5",
+                "content": [{"type": "text", "text": f"Running {command} to see where we are."}],
+                "stop_reason": None,
+                "usage": usage_of(2 * turn),
+            }
+            line = {**base, "type": "assistant", "message": message, "requestId": f"req_{turn:06d}"}
+        elif step == 1:  # the same reply's tool call: same message id, same usage
             message = {
                 "id": f"msg_{turn:06d}",
                 "type": "message",
@@ -97,7 +120,7 @@ def transcript(n: int) -> list[dict[str, Any]]:
                     }
                 ],
                 "stop_reason": "tool_use",
-                "usage": USAGE,
+                "usage": usage_of(2 * turn),  # every reply its own figures, as from the API
             }
             line = {**base, "type": "assistant", "message": message, "requestId": f"req_{turn:06d}"}
             if turn % 400 == 399:  # a retry storm now and then
@@ -107,7 +130,7 @@ def transcript(n: int) -> list[dict[str, Any]]:
                     "model": "<synthetic>",
                     "content": [{"type": "text", "text": "API Error: 529 Overloaded."}],
                 }
-        elif step == 1:
+        elif step == 2:
             if turn % 50 == 7:
                 output = "PreToolUse:Bash hook error: not on the main thread: dispatch a worker"
                 extra = {
@@ -132,7 +155,7 @@ def transcript(n: int) -> list[dict[str, Any]]:
                 "sourceToolAssistantUUID": parent,
                 **extra,
             }
-        elif step == 2:
+        elif step == 3:
             text = (
                 f"Step {turn}: the output shows what I expected. Next I will check the"
                 " remaining modules, run the focused tests again and report what changed,"
@@ -148,7 +171,7 @@ def transcript(n: int) -> list[dict[str, Any]]:
                     "model": "claude-opus-5-5",
                     "content": [{"type": "text", "text": text}],
                     "stop_reason": "end_turn",
-                    "usage": USAGE,
+                    "usage": usage_of(2 * turn + 1),
                 },
             }
         else:

@@ -22,17 +22,24 @@ class RepeatedStrings:
     """Make equal strings that repeat line after line one object (values are unchanged).
 
     The JSON parser shares object keys but builds every value anew: a session id, the
-    working directory, the CLI version and the previous line's uuid (as ``parentUuid``)
-    cost about half a kilobyte per line in copies. Sharing them chunk by chunk, as the
-    chunks are parsed, keeps a loaded transcript within three times its JSON size.
+    working directory, the CLI version and the previous line's uuid (as ``parentUuid``,
+    and again as ``sourceToolAssistantUUID`` on a tool result) cost about half a
+    kilobyte per line in copies. So do an API reply's ``usage``, message id and request
+    id, repeated on every line the CLI splits that reply into (one per content block):
+    on a later line of the same reply (same id, equal ``usage``) they become the first
+    line's objects (never changed afterwards: nothing in flower writes to a loaded
+    ``usage``). Sharing them chunk by chunk, as the chunks are
+    parsed, keeps a loaded transcript within twice its JSON size.
     """
 
     def __init__(self) -> None:
         self.pool: dict[str, str] = {}
         self.previous: Any = None
+        self.usage: Any = None
+        self.reply: tuple[Any, Any] = (None, None)  # (message id, request id) of ``usage``
 
     def __call__(self, entries: list[Any]) -> list[Any]:
-        pool, previous = self.pool, self.previous
+        pool, previous, usage, reply = self.pool, self.previous, self.usage, self.reply
         for entry in entries:
             if not isinstance(entry, dict):
                 continue
@@ -40,6 +47,15 @@ class RepeatedStrings:
             message = entry.get("message")
             if message.__class__ is dict:
                 _share(message, _REPEATED_IN_MESSAGE, pool)
+                spent = message.get("usage")
+                if spent.__class__ is dict:
+                    if spent == usage and message.get("id") == reply[0]:
+                        # the same reply, split by block: one usage, one id, one request
+                        message["usage"], message["id"] = usage, reply[0]
+                        if entry.get("requestId") == reply[1]:
+                            entry["requestId"] = reply[1]
+                    else:
+                        usage, reply = spent, (message.get("id"), entry.get("requestId"))
                 content = message.get("content")
                 if content.__class__ is list:
                     for block in content:
@@ -49,8 +65,10 @@ class RepeatedStrings:
                                 block["type"] = pool.setdefault(kind, kind)
             if previous is not None and entry.get("parentUuid") == previous:
                 entry["parentUuid"] = previous
+                if entry.get("sourceToolAssistantUUID") == previous:
+                    entry["sourceToolAssistantUUID"] = previous
             previous = entry.get("uuid")
-        self.previous = previous
+        self.previous, self.usage, self.reply = previous, usage, reply
         return entries
 
 
