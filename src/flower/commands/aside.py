@@ -34,6 +34,28 @@ def summarize(events: list[Event], limit: int = 200) -> str:
     return "\n".join(lines) or "(还没有事件)"
 
 
+async def ask_oracle(
+    question: str, *, workspace: Path, run_dir: Path, workbench: Any, recent: list[Event]
+) -> str:
+    """The oracle's answer to a side question, or one line saying why there is none.
+
+    The one way every front end (the terminal, a web page) asks: a read-only session in a
+    Runtime of its own under ``run_dir``, shown ``recent`` events. Never raises.
+    """
+    from flower.core.roles import oracle
+    from flower.core.runtime import Runtime
+
+    try:
+        with Runtime(workspace=workspace, run_dir=run_dir, workbench=workbench or False) as rt:
+            prompt = ASIDE_PROMPT.format(question=question, events=summarize(recent))
+            result = await rt.run(oracle(ASIDE_STEP), prompt, step_name=ASIDE_STEP)
+    except Exception as exc:  # a side question must never end the run
+        return f"could not answer: {type(exc).__name__}: {exc}"
+    if result.ok and result.text.strip():
+        return result.text.strip()
+    return f"could not answer: {result.error or 'no answer'}"
+
+
 async def answer_aside(
     question: str,
     *,
@@ -44,22 +66,13 @@ async def answer_aside(
     terminal: Any,
 ) -> None:
     """Ask the oracle and print its answer (or why there is none); never raises."""
-    from flower.core.roles import oracle
-    from flower.core.runtime import Runtime
-
     terminal.line(f"? {question} (asking on the side; the run goes on)", "dim")
-    try:
-        with Runtime(workspace=workspace, run_dir=run_dir, workbench=workbench or False) as rt:
-            prompt = ASIDE_PROMPT.format(question=question, events=summarize(recent))
-            result = await rt.run(oracle(ASIDE_STEP), prompt, step_name=ASIDE_STEP)
-    except Exception as exc:  # a side question must never end the run
-        terminal.line(f"? could not answer: {type(exc).__name__}: {exc}", "yellow")
-        return
-    if result.ok and result.text.strip():
-        for line in result.text.strip().splitlines():
-            terminal.line(f"? {line}", "cyan")
-    else:
-        terminal.line(f"? could not answer: {result.error or 'no answer'}", "yellow")
+    said = await ask_oracle(
+        question, workspace=workspace, run_dir=run_dir, workbench=workbench, recent=recent
+    )
+    failed = said.startswith("could not answer: ")
+    for line in said.splitlines():
+        terminal.line(f"? {line}", "yellow" if failed else "cyan")
 
 
-__all__ = ["ASIDE_PROMPT", "answer_aside", "summarize"]
+__all__ = ["ASIDE_PROMPT", "answer_aside", "ask_oracle", "summarize"]
