@@ -14,6 +14,7 @@ import secrets
 from typing import Any
 
 import click
+
 from flower.commands.go import go
 
 HOST_HELP = "Address the page listens on (127.0.0.1; anything else requires the token)."
@@ -38,13 +39,12 @@ def loopback(host: str) -> bool:
 def run_web(host: str, port: int, **params: Any) -> None:
     from flower.commands.options import resolve_globals
     from flower.workflow import workbench_for
-
     from flower_plugin_web.hub import HUB, Where
     from flower_plugin_web.server import serve
 
     ctx = click.get_current_context()
-    given = {name: params.get(name) for name in ("workspace", "run_dir", "verbose", "workbench", "trim")}
-    g = resolve_globals(ctx, **given)
+    names = ("workspace", "run_dir", "verbose", "workbench", "trim")
+    g = resolve_globals(ctx, **{name: params.get(name) for name in names})
     wb = workbench_for(g.workspace, isolate=bool(params.get("isolate")))
     token = None if loopback(host) else secrets.token_urlsafe(24)
     HUB.where = Where(workspace=g.workspace, run_dir=g.run_dir, workbench=wb.root)
@@ -52,9 +52,11 @@ def run_web(host: str, port: int, **params: Any) -> None:
     try:
         server = serve(host, port, token=token)
     except OSError as exc:
-        raise click.UsageError(f"the page cannot listen on {host}:{port}: {exc.strerror or exc}")
+        why = exc.strerror or exc
+        raise click.UsageError(f"the page cannot listen on {host}:{port}: {why}") from None
     url = server.url + (f"/?token={token}" if token else "/")
-    click.echo(f"flower web: open {url}" + ("  (the token is printed only this once)" if token else ""))
+    once = "  (the token is printed only this once)" if token else ""
+    click.echo(f"flower web: open {url}{once}")
     try:
         ctx.invoke(go, **params)
     finally:
@@ -67,7 +69,7 @@ web = click.Command(
     params=[*go.params, *OWN],
     callback=run_web,
     help=(
-        "Run the main job (like flower \"make X\") with a page to follow and answer it "
+        'Run the main job (like flower "make X") with a page to follow and answer it '
         "from a browser: steps, verdicts, cost, context, questions, the inbox, side questions."
     ),
 )

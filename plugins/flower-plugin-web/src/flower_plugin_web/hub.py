@@ -32,6 +32,37 @@ class Where:
     workbench: Path
 
 
+class Listener:
+    """One connected page: the events not yet sent to it, and a way to wake it.
+
+    Waking a page in another thread's loop costs a system call; a run emits events in
+    bursts (a tool call, its result, the text after it), so a wake is only scheduled
+    when none is pending, and the page takes everything queued when it wakes.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.items: deque[dict[str, Any]] = deque()
+        self.ready = asyncio.Event()
+        self.scheduled = False
+
+    def _wake(self) -> None:
+        self.scheduled = False
+        self.ready.set()
+
+    async def take(self, timeout: float) -> list[dict[str, Any]]:
+        """What arrived since the last call (``[]`` after ``timeout`` seconds of quiet)."""
+        try:
+            await asyncio.wait_for(self.ready.wait(), timeout)
+        except TimeoutError:
+            return []
+        self.ready.clear()
+        taken = []
+        while self.items:
+            taken.append(self.items.popleft())
+        return taken
+
+
 @dataclass
 class Hub:
     enabled: bool = False
@@ -40,41 +71,39 @@ class Hub:
     events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=KEEP))
     next_id: int = 1
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _listeners: list[tuple[asyncio.AbstractEventLoop, asyncio.Queue[dict[str, Any]]]] = field(
-        default_factory=list
-    )
+    _listeners: list[Listener] = field(default_factory=list)
 
     def publish(self, kind: str, payload: Any, step: str | None = None, at: float = 0.0) -> None:
         """Number an event, keep it, hand it to every connected page; from any thread."""
+        item = {"id": 0, "kind": kind, "step": step, "at": at or time.time(), "payload": payload}
+        wake = []
         with self._lock:
-            item = {
-                "id": self.next_id,
-                "kind": kind,
-                "step": step,
-                "at": at or time.time(),
-                "payload": payload,
-            }
+            item["id"] = self.next_id
             self.next_id += 1
             self.events.append(item)
-            listeners = list(self._listeners)
-        for loop, queue in listeners:
+            for listener in self._listeners:
+                listener.items.append(item)
+                if not listener.scheduled:
+                    listener.scheduled = True
+                    wake.append(listener)
+        for listener in wake:
             try:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
+                listener.loop.call_soon_threadsafe(listener._wake)
             except RuntimeError:  # that page's loop is gone
-                self.unlisten(queue)
+                self.unlisten(listener)
 
-    def listen(self, after: int) -> tuple[list[dict[str, Any]], asyncio.Queue[dict[str, Any]]]:
-        """The kept events after id ``after`` and a queue of the ones to come, atomically
-        (no event is missed or sent twice between the two)."""
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    def listen(self, after: int) -> tuple[list[dict[str, Any]], Listener]:
+        """The kept events after id ``after`` and a listener for the ones to come, taken
+        together under the lock (no event is missed or sent twice between the two)."""
+        listener = Listener(asyncio.get_running_loop())
         with self._lock:
             missed = [e for e in self.events if e["id"] > after]
-            self._listeners.append((asyncio.get_running_loop(), queue))
-        return missed, queue
+            self._listeners.append(listener)
+        return missed, listener
 
-    def unlisten(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
+    def unlisten(self, listener: Listener) -> None:
         with self._lock:
-            self._listeners = [(lp, q) for lp, q in self._listeners if q is not queue]
+            self._listeners = [one for one in self._listeners if one is not listener]
 
     def pending(self) -> list[Any]:
         """The questions waiting for an answer now."""

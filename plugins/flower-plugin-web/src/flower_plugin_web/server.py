@@ -43,12 +43,15 @@ from flower_plugin_web.hub import HUB, Hub
 from flower_plugin_web.page import SCRIPT, page_html, render_markdown
 
 COOKIE = "flower_token"
+NO_TOKEN = "this page needs its token: open the URL flower web printed"
 #: Seconds between keep-alive comments on an idle stream.
 PING = 15.0
 
 
 def create_app(hub: Hub = HUB, *, token: str | None = None) -> Starlette:
     """The ASGI app over ``hub``; ``token`` (``None``: loopback, no token) guards it."""
+
+    asking: set[asyncio.Future[None]] = set()
 
     def authorised(request: Request) -> bool:
         if token is None:
@@ -70,7 +73,7 @@ def create_app(hub: Hub = HUB, *, token: str | None = None) -> Starlette:
 
     def refuse(request: Request, *, changes: bool) -> Response | None:
         if not authorised(request):
-            return JSONResponse({"error": "this page needs its token: open the URL flower printed"}, 401)
+            return JSONResponse({"error": NO_TOKEN}, 401)
         if changes and not same_origin(request):
             return JSONResponse({"error": "cross-origin request refused"}, 403)
         return None
@@ -97,21 +100,17 @@ def create_app(hub: Hub = HUB, *, token: str | None = None) -> Starlette:
         if (refused := refuse(request, changes=False)) is not None:
             return refused
         after = _int(request.headers.get("last-event-id") or request.query_params.get("after"))
-        missed, queue = hub.listen(after)
+        missed, listener = hub.listen(after)
 
         async def stream() -> Any:
             try:
-                for item in missed:
-                    yield _sse(item)
+                if missed:
+                    yield "".join(_sse(item) for item in missed)
                 while True:
-                    try:
-                        item = await asyncio.wait_for(queue.get(), PING)
-                    except TimeoutError:
-                        yield ": ping\n\n"
-                        continue
-                    yield _sse(item)
+                    arrived = await listener.take(PING)
+                    yield "".join(_sse(item) for item in arrived) if arrived else ": ping\n\n"
             finally:
-                hub.unlisten(queue)
+                hub.unlisten(listener)
 
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
         return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
@@ -184,7 +183,9 @@ def create_app(hub: Hub = HUB, *, token: str | None = None) -> Starlette:
         question = str((await _json(request)).get("question") or "").strip()
         if not question or hub.where is None:
             return JSONResponse({"ok": False, "error": "ask something"}, 400)
-        asyncio.ensure_future(_ask_aside(hub, question))
+        task = asyncio.ensure_future(_ask_aside(hub, question))
+        asking.add(task)  # held until done: a task nobody references may be collected
+        task.add_done_callback(asking.discard)
         return JSONResponse({"ok": True})
 
     return Starlette(
@@ -283,7 +284,6 @@ def serve(host: str, port: int, *, token: str | None, hub: Hub = HUB) -> Running
         create_app(hub, token=token), log_level="warning", lifespan="off", access_log=False
     )
     server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     thread = threading.Thread(
         target=lambda: asyncio.run(server.serve(sockets=[sock])), name="flower-web", daemon=True
     )

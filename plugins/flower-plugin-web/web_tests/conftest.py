@@ -1,0 +1,85 @@
+"""The plugin's tests: offline like flower's own, and never silently skipped in CI.
+
+Every test starts with the model endpoint on a closed loopback port and ``HOME`` in a
+temp dir (tests that run the CLI take flower.testing's ``claude_env``, which points them
+at the scripted model). Without the plugin installed, or without Chromium for the browser
+tests, the tests skip with the reason, except under ``CI=true``, where that is a failure.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.testing.env import offline_env
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+#: The plugin is installed in this environment (its tests import it).
+PLUGIN = importlib.util.find_spec("flower_plugin_web") is not None
+NOT_INSTALLED = (
+    "flower-plugin-web is not installed: pip install './plugins/flower-plugin-web[test]'"
+)
+
+
+def need(condition: bool, reason: str) -> None:
+    """Skip (with the reason) when ``condition`` is false; under ``CI=true``, fail."""
+    if not condition:
+        if IN_CI:
+            pytest.fail(f"{reason} (CI=true: this must run)", pytrace=False)
+        pytest.skip(reason, allow_module_level=True)
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    home = tmp_path_factory.mktemp("home")
+    for name, value in offline_env("http://127.0.0.1:9", home=home).items():
+        if value:
+            monkeypatch.setenv(name, value)
+        else:
+            monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """Headless Chromium driven by Selenium, with the system's chromedriver (nothing is
+    downloaded)."""
+    missing = "no chromium/chromedriver: apt-get install chromium chromium-driver"
+    need(bool(CHROMIUM and CHROMEDRIVER), missing)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,900",
+        "--no-first-run",
+        "--disable-background-networking",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()

@@ -1,0 +1,183 @@
+"""The page in a real browser (headless Chromium, Selenium) against a scripted run of
+``flower web`` through the real Claude Code CLI.
+
+One run, bound off loopback so the token is on: the page shows the clarify step's
+question and a click answers it (the agent's next request carries the answer); while
+the coordinator waits on its own question, an inbox line typed on the page lands in the
+brief and a typed answer settles the question; a ``<script>`` a tool printed shows as
+text and never runs; the stream survives a reload; a request without the token is
+refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.testing import ScriptedModel, bash, conversation, text, tool
+
+from .conftest import NOT_INSTALLED, PLUGIN, need
+
+pytestmark = pytest.mark.e2e
+need(PLUGIN, NOT_INSTALLED)
+
+FLOWER = str(Path(sys.executable).with_name("flower"))
+SCREENSHOT = os.environ.get("FLOWER_WEB_SCREENSHOT")  # where to keep a picture of the page
+PAYLOAD = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
+FIRST_Q = "hello.txt 用什么换行?"
+SECOND_Q = "要不要顺便写测试?"
+INBOX = "另外把 README 也写上"
+BRIEF = (
+    "## 目标\n写一个 hello.txt\n## 验收标准\nhello.txt 的内容是 hi\n"
+    "## 边界\n只动 hello.txt\n## 未知与假设\n无"
+)
+GOAL = "## 目标\nhello.txt 写好\n## 判定清单\n- cat hello.txt 输出 hi"
+DISPATCH = {
+    "description": "write hello",
+    "prompt": "create hello.txt containing hi",
+    "subagent_type": "coder",
+    "run_in_background": False,
+}
+
+
+def script() -> list[Any]:
+    return [
+        conversation(
+            "coder",
+            bash(f"printf '%s' '{PAYLOAD}' > page.html; cat page.html; printf hi > hello.txt"),
+            text("done"),
+            subagent=True,
+        ),
+        conversation(
+            "verdict",
+            text("## 结论\n已达成\n## 理由\n核对过"),
+            system="你是裁判",
+            first_user="ROUND-1",
+        ),
+        conversation("goal", text(GOAL), system="你是裁判"),
+        conversation(
+            "clarify",
+            tool("mcp__human__ask", {"question": FIRST_Q, "options": ["LF", "CRLF"]}),
+            text(BRIEF),
+            system="你是需求澄清者",
+        ),
+        conversation(
+            "work",
+            tool("mcp__human__ask", {"question": SECOND_Q, "options": ["要", "不要"]}),
+            tool("Agent", DISPATCH),
+            text("ROUND-1-REPORT 写好了"),
+            system="你是协调者",
+        ),
+    ]
+
+
+def start(workspace: Path, cwd: Path) -> tuple[subprocess.Popen[str], str]:
+    args = [FLOWER, "web", "-w", str(workspace), "--host", "0.0.0.0", "--port", "0",
+            "--timeout", "90", "--no-bequest", "写个 hello.txt"]  # fmt: skip
+    proc = subprocess.Popen(
+        args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        found = re.search(r"open (http://\S+)", line)
+        if found:
+            return proc, found.group(1)
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    raise AssertionError("flower web printed no URL")
+
+
+def refused_without_token(url: str) -> int:
+    bare = url.split("?")[0].rstrip("/")
+    request = urllib.request.Request(
+        bare + "/answer",
+        data=json.dumps({"id": "q1", "answer": "CRLF"}).encode(),
+        headers={"Content-Type": "application/json", "Origin": bare},
+        method="POST",
+    )
+    try:
+        urllib.request.urlopen(request, timeout=10)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    return 200
+
+
+def test_follow_and_answer_a_run_from_the_page(
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    browser: Any,
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    need(Path(FLOWER).exists(), "the flower command is not installed next to this Python")
+    scripted_model.play(script())
+    proc, url = start(workspace, tmp_path)
+    wait = WebDriverWait(browser, 60, poll_frequency=0.1)
+
+    def stream() -> str:
+        return str(browser.find_element(By.ID, "stream").text)
+
+    try:
+        assert "token=" in url  # off loopback: a token, printed once, inside the URL
+        url = url.replace(url.split("//")[1].split(":")[0], "127.0.0.1", 1)
+        browser.get(url)
+        # the clarify step's question, with its options as buttons
+        wait.until(lambda d: FIRST_Q in d.find_element(By.ID, "asks").text)
+        assert refused_without_token(url) == 401  # no token, no answer
+        browser.find_element(By.CSS_SELECTOR, "#asks button[data-answer='LF']").click()
+        wait.until(lambda d: FIRST_Q not in d.find_element(By.ID, "asks").text)
+
+        # the coordinator's own question: meanwhile, a line for the inbox
+        wait.until(lambda d: SECOND_Q in d.find_element(By.ID, "asks").text)
+        box = browser.find_element(By.CSS_SELECTOR, "#inbox input[name=text]")
+        box.send_keys(INBOX)
+        browser.find_element(By.CSS_SELECTOR, "#inbox button").click()
+        brief = workspace / ".flower" / "notes" / "需求.md"
+        wait.until(lambda _: INBOX in brief.read_text(encoding="utf-8"))
+        if SCREENSHOT:
+            browser.save_screenshot(SCREENSHOT)
+        answer = browser.find_element(By.CSS_SELECTOR, "#asks .ask input[name=answer]")
+        answer.send_keys("不要,先把文件写好")
+        answer.submit()
+
+        # what a tool printed is text on the page, never code
+        wait.until(lambda _: PAYLOAD in stream())
+        assert browser.execute_script("return window.pwned") is None
+        wait.until(lambda _: "[result]" in stream())
+        seen = len(browser.find_elements(By.CSS_SELECTOR, "#stream > div"))
+        first_line = browser.find_element(By.ID, "e1").text
+
+        browser.refresh()  # the stream comes back whole
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#stream > div")) >= seen)
+        assert browser.find_element(By.ID, "e1").text == first_line
+        assert PAYLOAD in stream() and browser.execute_script("return window.pwned") is None
+        assert proc.wait(120) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        output = proc.stdout.read() if proc.stdout else ""
+
+    # the agents heard the page: the clarifier got the clicked option, the coordinator
+    # the typed answer
+    (after_click,) = [r for r in scripted_model.requests_for("clarify") if r.turn == 1]
+    assert "LF" in " ".join(after_click.tool_results().values()), output[-2000:]
+    (after_typed,) = [r for r in scripted_model.requests_for("work") if r.turn == 1]
+    assert "不要,先把文件写好" in " ".join(after_typed.tool_results().values())
+    assert (workspace / "hello.txt").read_text() == "hi"

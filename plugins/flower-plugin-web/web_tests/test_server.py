@@ -1,0 +1,133 @@
+"""The server over a hub with a real HumanChannel, through Starlette's test client: the
+token, the same-origin rule, answers and inbox lines, the stream's replay, escaping."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from flower import HumanChannel
+
+from .conftest import NOT_INSTALLED, PLUGIN, need
+
+need(PLUGIN, NOT_INSTALLED)
+
+from flower_plugin_web.hub import Hub, Where  # noqa: E402
+from flower_plugin_web.page import render_markdown  # noqa: E402
+from flower_plugin_web.server import create_app  # noqa: E402
+from starlette.testclient import TestClient  # noqa: E402
+
+ORIGIN = {"Origin": "http://testserver"}
+
+
+def hub_with_question(tmp_path: Path) -> tuple[Hub, HumanChannel, threading.Thread]:
+    import asyncio
+
+    hub = Hub(enabled=True)
+    wb = tmp_path / ".flower"
+    (wb / "notes").mkdir(parents=True)
+    hub.where = Where(workspace=tmp_path, run_dir=tmp_path / "runs", workbench=wb)
+    channel = HumanChannel(amend_path=wb / "notes" / "需求.md", timeout_s=10)
+    channel.on_event = lambda e: hub.publish(e.kind, e.payload, e.step, e.at)
+    hub.channel = channel
+    asked = threading.Thread(
+        target=lambda: asyncio.run(channel.ask("LF or CRLF?", ["LF", "CRLF"])), daemon=True
+    )
+    asked.start()
+    while not channel.pending():
+        asked.join(0.01)
+    return hub, channel, asked
+
+
+def test_loopback_needs_no_token_but_every_change_needs_the_pages_origin(tmp_path: Path) -> None:
+    hub, channel, asked = hub_with_question(tmp_path)
+    client = TestClient(create_app(hub, token=None))
+    assert client.get("/").status_code == 200
+    (pending,) = client.get("/state").json()["pending"]
+    refused = client.post("/answer", json={"id": pending["id"], "answer": "LF"})
+    assert refused.status_code == 403 and channel.pending()  # no Origin: refused
+    elsewhere = client.post(
+        "/answer",
+        json={"id": pending["id"], "answer": "LF"},
+        headers={"Origin": "http://evil.example"},
+    )
+    assert elsewhere.status_code == 403 and channel.pending()
+    done = client.post("/answer", json={"id": pending["id"], "answer": "LF"}, headers=ORIGIN)
+    assert done.json() == {"ok": True, "settled": False}
+    again = client.post("/answer", json={"id": pending["id"], "answer": "CRLF"}, headers=ORIGIN)
+    assert again.json() == {"ok": False, "settled": True}  # the first answer won
+    asked.join(5)
+    assert channel.asks[0].answer == "LF"
+
+
+def test_a_token_guards_every_request_and_becomes_a_strict_cookie(tmp_path: Path) -> None:
+    hub, _, _ = hub_with_question(tmp_path)
+    client = TestClient(create_app(hub, token="s3cret"))
+    for path in ("/", "/state", "/page.js", "/doc/brief", "/runs"):
+        assert client.get(path).status_code == 401, path
+    assert client.post("/inbox", json={"text": "hi"}, headers=ORIGIN).status_code == 401
+    assert client.get("/?token=wrong").status_code == 401
+    page = client.get("/?token=s3cret")
+    assert page.status_code == 200
+    cookie = page.headers["set-cookie"]
+    assert "flower_token=s3cret" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert client.get("/state").status_code == 200  # the cookie carries it now
+    sent = client.post("/inbox", json={"text": "also add a README"}, headers=ORIGIN)
+    assert sent.json() == {"ok": True}
+    brief = (tmp_path / ".flower" / "notes" / "需求.md").read_text(encoding="utf-8")
+    assert "also add a README" in brief  # as typed in the terminal: appended to the brief
+    header_only = TestClient(create_app(hub, token="s3cret"))
+    assert header_only.get("/state", headers={"X-Flower-Token": "s3cret"}).status_code == 200
+
+
+def test_the_stream_replays_what_a_page_missed(tmp_path: Path) -> None:
+    hub = Hub(enabled=True)
+    for n in range(5):
+        hub.publish("text", {"text": f"line {n}"}, "干活")
+    client = TestClient(create_app(hub, token=None))
+
+    def first(after: int) -> dict[str, object]:
+        with client.stream("GET", "/events", headers={"Last-Event-ID": str(after)}) as r:
+            for raw in r.iter_lines():
+                if raw.startswith("data: "):
+                    return json.loads(raw[len("data: ") :])
+        raise AssertionError("no event")
+
+    assert first(0)["payload"] == {"text": "line 0"}
+    assert first(3) == {**first(3), "id": 4, "kind": "text", "step": "干活"}
+
+
+def test_documents_render_markdown_with_raw_html_as_text(tmp_path: Path) -> None:
+    rendered = render_markdown("# 目标\n\n<script>alert(1)</script>\n\n[x](javascript:alert(1))")
+    assert "<script>" not in rendered and "&lt;script&gt;" in rendered
+    assert 'href="javascript:' not in rendered  # shown as text, never a link
+    hub, _, _ = hub_with_question(tmp_path)
+    goal = tmp_path / ".flower" / "notes" / "目标.md"
+    goal.write_text("## 判定清单\n- <b>x</b>", encoding="utf-8")
+    shown = TestClient(create_app(hub, token=None)).get("/doc/goal").text
+    assert "&lt;b&gt;x&lt;/b&gt;" in shown and "<h2>" in shown
+    assert TestClient(create_app(hub, token=None)).get("/doc/../../etc/passwd").status_code == 404
+
+
+def test_the_page_allows_no_inline_script(tmp_path: Path) -> None:
+    page = TestClient(create_app(Hub(enabled=True), token=None)).get("/")
+    policy = page.headers["content-security-policy"]
+    scripts = policy.split("script-src")[1].split(";")[0]
+    assert scripts.strip() == "'self'"  # no inline script, no eval
+    assert '<script src="/page.js"></script>' in page.text
+    script = TestClient(create_app(Hub(enabled=True), token=None)).get("/page.js").text
+    # only the server-rendered documents go in as HTML; everything else is textContent
+    assert "innerHTML" not in script.replace('$("doc").innerHTML', "")
+
+
+def test_plain_flower_is_untouched_with_the_plugin_installed() -> None:
+    from flower_plugin_web import plugin
+    from flower_plugin_web.hub import HUB
+
+    assert not HUB.enabled
+    built = plugin.flower_human_channel(log_path=None, amend_path=None, max_asks=None, timeout_s=1)
+    assert built is None
+    before = HUB.next_id
+    plugin.flower_event(type("E", (), {"kind": "text", "payload": {}, "step": None, "at": 0.0})())
+    assert HUB.next_id == before  # nothing kept, nothing served
