@@ -4,7 +4,8 @@
 One run, bound off loopback so the token is on: the page shows the clarify step's
 question and a click answers it (the agent's next request carries the answer); while
 the coordinator waits on its own question, an inbox line typed on the page lands in the
-brief and a typed answer settles the question; a ``<script>`` a tool printed shows as
+brief, a side question gets the oracle's answer, the brief shows rendered, and a typed
+answer settles the question; a ``<script>`` a tool printed shows as
 text and never runs; the stream survives a reload; a request without the token is
 refused.
 """
@@ -37,6 +38,8 @@ PAYLOAD = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
 FIRST_Q = "hello.txt 用什么换行?"
 SECOND_Q = "要不要顺便写测试?"
 INBOX = "另外把 README 也写上"
+ASIDE = "现在到哪了?"
+ORACLE_SAYS = "在干活这一步,协调者在等你回答要不要写测试。"
 BRIEF = (
     "## 目标\n写一个 hello.txt\n## 验收标准\nhello.txt 的内容是 hi\n"
     "## 边界\n只动 hello.txt\n## 未知与假设\n无"
@@ -52,6 +55,7 @@ DISPATCH = {
 
 def script() -> list[Any]:
     return [
+        conversation("oracle", text(ORACLE_SAYS), system="你是旁路问答"),
         conversation(
             "coder",
             bash(f"printf '%s' '{PAYLOAD}' > page.html; cat page.html; printf hi > hello.txt"),
@@ -153,6 +157,15 @@ def test_follow_and_answer_a_run_from_the_page(
         wait.until(lambda _: INBOX in brief.read_text(encoding="utf-8"))
         if SCREENSHOT:
             browser.save_screenshot(SCREENSHOT)
+        # a side question, answered by the read-only oracle while the run waits
+        side = browser.find_element(By.CSS_SELECTOR, "#aside input[name=question]")
+        side.send_keys(ASIDE)
+        browser.find_element(By.CSS_SELECTOR, "#aside button").click()
+        wait.until(lambda d: ORACLE_SAYS in d.find_element(By.ID, "asides").text)
+        # the brief, rendered, with the line from the inbox in it
+        browser.find_element(By.CSS_SELECTOR, "button[data-doc=brief]").click()
+        wait.until(lambda d: INBOX in d.find_element(By.ID, "doc").text)
+        assert browser.find_element(By.CSS_SELECTOR, "#doc h2").text  # Markdown, rendered
         answer = browser.find_element(By.CSS_SELECTOR, "#asks .ask input[name=answer]")
         answer.send_keys("不要,先把文件写好")
         answer.submit()
