@@ -24,6 +24,7 @@ class Call:
     resume: str | None
     fork: bool
     on_session: Any
+    spec: Any = None
 
 
 @dataclass
@@ -56,7 +57,7 @@ class FakeRuntime:
         on_event: Any = None,
     ) -> StepResult:
         label = step_name or spec.name
-        self.calls.append(Call(label, prompt, resume, fork, self.on_session))
+        self.calls.append(Call(label, prompt, resume, fork, self.on_session, spec))
         sid = resume if resume and not fork else f"s{next(self._ids)}"
         if self.on_session is not None:
             self.on_session(sid)
