@@ -22,7 +22,10 @@ from .fakes import FakeRuntime, failed
 
 pytestmark = pytest.mark.anyio
 
-NOTE = "## 这是什么\n一个小工具\n## 验收\n- 能跑:已满足\n## 生成的文件\ndist/ 由 make 生成\n## 死路\n无"
+NOTE = (
+    "## 这是什么\n一个小工具\n## 验收\n- 能跑:已满足\n"
+    "## 生成的文件\ndist/ 由 make 生成\n## 死路\n无"
+)
 BRIEF = Brief(goal="写一个小工具", accept="能跑", bounds="只动 src", unknowns="无")
 GOAL = Goal.parse("## 目标\n小工具能跑\n## 判定清单\n- make test 通过\n- 文档写好")
 
@@ -63,7 +66,7 @@ async def test_the_round_is_read_only_and_told_the_outcome_brief_goal_and_verdic
 @pytest.mark.parametrize(
     ("ctx_more", "verdict", "outcome"),
     [
-        ({"_failed_at": "干活", "_aborted": "nobody answered"}, None, "停在「干活」:nobody answered"),
+        ({"_failed_at": "干活", "_aborted": "nobody came"}, None, "停在「干活」:nobody came"),
         ({"_failed_at": "干活"}, None, "停在「干活」:这一步没有成功"),
         ({}, "## 结论\n无法达成\n## 理由\n要 macOS", "人接受了结果,裁判判为无法达成:要 macOS"),
         ({}, None, "完成"),
