@@ -79,3 +79,34 @@ def test_a_broken_store_costs_the_mirror_never_the_run(
     assert lineage.last_error is None and lineage.steps == {"干活": "s-1"}
     assert restore(tmp_path / "other", ws / ".flower", Broken()) == ""
     assert capsys.readouterr().err.count("store down") == 2
+
+
+def test_a_marker_names_a_run_only_with_a_plausible_id(tmp_path: Path) -> None:
+    for text, run in [('{"run": "%s"}' % ("r" * 64), "r" * 64), ('{"run": "%s"}' % ("r" * 65), ""),
+                      ('{"run": ""}', ""), ("[1]", "")]:  # fmt: skip
+        (tmp_path / MARKER_NAME).write_text(text)
+        assert marked_run(tmp_path) == run, text
+    assert marked_run(None) == ""
+
+
+def test_without_a_workbench_only_the_store_keeps_the_lineage(
+    tmp_path: Path, store: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mirror_for(store, None)({"run": "run-a", "workspace": "/p", "steps": {}})
+    assert store.load_lineage("run-a") == {"run": "run-a", "workspace": "/p", "steps": {}}
+    assert capsys.readouterr().err == ""
+
+
+def test_an_unwritable_workbench_or_run_dir_is_said_and_costs_nothing_else(
+    tmp_path: Path, store: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where a folder should be")
+    mirror_for(store, blocked / ".flower")({"run": "run-a", "workspace": "/p", "steps": {}})
+    assert "could not write the run id" in capsys.readouterr().err
+    assert store.load_lineage("run-a") is not None  # the store still has it
+    wb = tmp_path / ".flower"
+    wb.mkdir()
+    (wb / MARKER_NAME).write_text('{"run": "run-a"}')
+    assert restore(blocked / "runs", wb, store) == ""
+    assert "could not restore" in capsys.readouterr().err
