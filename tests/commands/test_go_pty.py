@@ -144,7 +144,9 @@ def test_waking_with_enter_a_phrase_new_and_dash_dash_new(
     fresh.type("另一件事")
     assert fresh.finish() == 0, fresh.text[-3000:]
     (archived,) = (notes(workspace) / "archive").iterdir()
-    assert {p.name for p in archived.iterdir()} == {"lineage.json", "需求.md", "目标.md"}
+    # the run id goes too: left behind, it would bring the old lineage back from the store
+    kept = {p.name for p in archived.iterdir()}
+    assert kept == {"lineage.json", "run.json", "需求.md", "目标.md"}
     assert any("另一件事" in user_texts(r)[0] for r in scripted_model.requests_for("clarify"))
     assert len(scripted_model.requests_for("clarify")) == 2
 
