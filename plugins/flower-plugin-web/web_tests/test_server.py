@@ -7,6 +7,8 @@ import json
 import threading
 from pathlib import Path
 
+import pytest
+
 from flower import HumanChannel
 
 from .conftest import NOT_INSTALLED, PLUGIN, need
@@ -131,3 +133,33 @@ def test_plain_flower_is_untouched_with_the_plugin_installed() -> None:
     before = HUB.next_id
     plugin.flower_event(type("E", (), {"kind": "text", "payload": {}, "step": None, "at": 0.0})())
     assert HUB.next_id == before  # nothing kept, nothing served
+
+
+def test_stopping_ends_open_streams_at_once_and_quietly(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    import http.client
+    import time
+
+    from flower_plugin_web.server import serve
+
+    hub = Hub(enabled=True)
+    running = serve("127.0.0.1", 0, token=None, hub=hub)
+    host, port = running.url.split("//")[1].split(":")
+    ended = threading.Event()
+
+    def page() -> None:
+        conn = http.client.HTTPConnection(host, int(port))
+        conn.request("GET", "/events")
+        for _ in conn.getresponse():
+            pass
+        ended.set()
+
+    threading.Thread(target=page, daemon=True).start()
+    hub.publish("text", {"text": "hi"})
+    time.sleep(0.3)
+    started = time.monotonic()
+    running.stop()
+    assert time.monotonic() - started < 3 and not running.thread.is_alive()
+    assert ended.wait(3)  # the page saw its stream end, not a reset
+    assert "Exception" not in capfd.readouterr().err

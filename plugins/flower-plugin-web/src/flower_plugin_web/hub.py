@@ -45,17 +45,21 @@ class Listener:
         self.items: deque[dict[str, Any]] = deque()
         self.ready = asyncio.Event()
         self.scheduled = False
+        self.closed = False  # the server is stopping: the stream ends
 
     def _wake(self) -> None:
         self.scheduled = False
         self.ready.set()
 
-    async def take(self, timeout: float) -> list[dict[str, Any]]:
-        """What arrived since the last call (``[]`` after ``timeout`` seconds of quiet)."""
+    async def take(self, timeout: float) -> list[dict[str, Any]] | None:
+        """What arrived since the last call (``[]`` after ``timeout`` seconds of quiet,
+        ``None`` once the hub is closing)."""
         try:
             await asyncio.wait_for(self.ready.wait(), timeout)
         except TimeoutError:
             return []
+        if self.closed:
+            return None
         self.ready.clear()
         taken = []
         while self.items:
@@ -100,6 +104,17 @@ class Hub:
             missed = [e for e in self.events if e["id"] > after]
             self._listeners.append(listener)
         return missed, listener
+
+    def close(self) -> None:
+        """End every page's stream (the server is stopping); from any thread."""
+        with self._lock:
+            listeners, self._listeners = self._listeners, []
+        for listener in listeners:
+            listener.closed = True
+            try:
+                listener.loop.call_soon_threadsafe(listener._wake)
+            except RuntimeError:  # that loop is gone already
+                pass
 
     def unlisten(self, listener: Listener) -> None:
         with self._lock:

@@ -107,8 +107,7 @@ def create_app(hub: Hub = HUB, *, token: str | None = None) -> Starlette:
             try:
                 if missed:
                     yield "".join(_sse(item) for item in missed)
-                while True:
-                    arrived = await listener.take(PING)
+                while (arrived := await listener.take(PING)) is not None:
                     yield "".join(_sse(item) for item in arrived) if arrived else ": ping\n\n"
             finally:
                 hub.unlisten(listener)
@@ -262,8 +261,12 @@ class Running:
     url: str
     server: Any
     thread: threading.Thread
+    hub: Hub
 
     def stop(self) -> None:
+        """End the open pages' streams (they never end on their own), then the server;
+        the run that ended does not wait for a browser tab."""
+        self.hub.close()
         self.server.should_exit = True
         self.thread.join(5)
 
@@ -284,7 +287,11 @@ def serve(host: str, port: int, *, token: str | None, hub: Hub = HUB) -> Running
         raise
     bound = sock.getsockname()[1]
     config = uvicorn.Config(
-        create_app(hub, token=token), log_level="warning", lifespan="off", access_log=False
+        create_app(hub, token=token),
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        timeout_graceful_shutdown=1,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(
@@ -295,4 +302,4 @@ def serve(host: str, port: int, *, token: str | None, hub: Hub = HUB) -> Running
     while not server.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.01)
     shown = socket.gethostname() if host in ("0.0.0.0", "::", "") else host
-    return Running(url=f"http://{shown}:{bound}", server=server, thread=thread)
+    return Running(url=f"http://{shown}:{bound}", server=server, thread=thread, hub=hub)
