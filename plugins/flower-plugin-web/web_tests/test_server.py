@@ -163,3 +163,23 @@ def test_stopping_ends_open_streams_at_once_and_quietly(
     assert time.monotonic() - started < 3 and not running.thread.is_alive()
     assert ended.wait(3)  # the page saw its stream end, not a reset
     assert "Exception" not in capfd.readouterr().err
+
+
+def test_past_steps_come_from_the_manifest(tmp_path: Path) -> None:
+    hub, _, _ = hub_with_question(tmp_path)
+    client = TestClient(create_app(hub, token=None))
+    assert client.get("/runs").json() == []  # nothing has finished yet
+    (tmp_path / "runs").mkdir()
+    rows = [
+        {"step": "确认需求", "ok": True, "cost_usd": 0.05, "run": "r1", "text": "long"},
+        {"step": "干活", "ok": False, "cost_usd": 0.5, "run": "r2", "error": "stopped"},
+    ]
+    (tmp_path / "runs" / "manifest.json").write_text(json.dumps(rows), encoding="utf-8")
+    shown = client.get("/runs").json()
+    assert [(r["step"], r["ok"], r["run"]) for r in shown] == [
+        ("确认需求", True, "r1"),
+        ("干活", False, "r2"),
+    ]
+    assert "text" not in shown[0] and shown[1]["error"] == "stopped"
+    (tmp_path / "runs" / "manifest.json").write_text("{not json", encoding="utf-8")
+    assert client.get("/runs").json() == []
