@@ -183,3 +183,16 @@ def test_past_steps_come_from_the_manifest(tmp_path: Path) -> None:
     assert "text" not in shown[0] and shown[1]["error"] == "stopped"
     (tmp_path / "runs" / "manifest.json").write_text("{not json", encoding="utf-8")
     assert client.get("/runs").json() == []
+
+
+def test_flower_lists_the_plugin_with_its_hooks_and_its_command() -> None:
+    from click.testing import CliRunner
+
+    from flower.cli import main
+
+    listed = CliRunner().invoke(main, ["plugins", "list", "--json"])
+    (row,) = [r for r in json.loads(listed.output) if r["name"] == "flower-plugin-web"]
+    assert row["status"] == "ok" and row["default"] is False
+    assert row["hooks"] == ["flower_cli_commands", "flower_event", "flower_human_channel"]
+    shown = CliRunner().invoke(main, ["web", "--help"])
+    assert shown.exit_code == 0 and "--host" in shown.output and "--rounds" in shown.output
