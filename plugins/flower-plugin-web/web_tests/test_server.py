@@ -196,3 +196,26 @@ def test_flower_lists_the_plugin_with_its_hooks_and_its_command() -> None:
     assert row["hooks"] == ["flower_cli_commands", "flower_event", "flower_human_channel"]
     shown = CliRunner().invoke(main, ["web", "--help"])
     assert shown.exit_code == 0 and "--host" in shown.output and "--rounds" in shown.output
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(workspace: Path) -> None:
+    import socket
+
+    from click.testing import CliRunner
+
+    from flower.cli import main
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        result = CliRunner().invoke(main, ["web", "-w", str(workspace), "--port", str(port), "x"])
+    finally:
+        taken.close()
+    assert result.exit_code == 2
+    assert f"the page cannot listen on 127.0.0.1:{port}" in result.output
+    assert "Traceback" not in result.output and not (workspace / "runs").exists()
+    from flower_plugin_web.hub import HUB
+
+    assert not HUB.enabled  # the hooks stay off: plain flower in this process is untouched

@@ -48,12 +48,12 @@ def run_web(host: str, port: int, **params: Any) -> None:
     wb = workbench_for(g.workspace, isolate=bool(params.get("isolate")))
     token = None if loopback(host) else secrets.token_urlsafe(24)
     HUB.where = Where(workspace=g.workspace, run_dir=g.run_dir, workbench=wb.root)
-    HUB.enabled = True
     try:
         server = serve(host, port, token=token)
     except OSError as exc:
         why = exc.strerror or exc
         raise click.UsageError(f"the page cannot listen on {host}:{port}: {why}") from None
+    HUB.enabled = True  # only now: the hooks serve a page that exists
     url = server.url + (f"/?token={token}" if token else "/")
     once = "  (the token is printed only this once)" if token else ""
     click.echo(f"flower web: open {url}{once}")
