@@ -79,6 +79,10 @@ def test_a_token_guards_every_request_and_becomes_a_strict_cookie(tmp_path: Path
     assert sent.json() == {"ok": True}
     brief = (tmp_path / ".flower" / "notes" / "需求.md").read_text(encoding="utf-8")
     assert "also add a README" in brief  # as typed in the terminal: appended to the brief
+    stale = TestClient(create_app(hub, token="s3cret"), cookies={"flower_token": "old-run"})
+    assert stale.get("/state").status_code == 401
+    fresh = stale.get("/?token=s3cret")  # an earlier run's cookie must not shadow the URL
+    assert fresh.status_code == 200 and "flower_token=s3cret" in fresh.headers["set-cookie"]
     header_only = TestClient(create_app(hub, token="s3cret"))
     assert header_only.get("/state", headers={"X-Flower-Token": "s3cret"}).status_code == 200
 

@@ -55,15 +55,16 @@ def create_app(hub: Hub = HUB, *, token: str | None = None) -> Starlette:
     asking: set[asyncio.Future[None]] = set()
 
     def authorised(request: Request) -> bool:
+        """Any one of the header, the cookie and ``?token=`` matching will do: the cookie
+        of an earlier ``flower web`` on the same port must not shadow a fresh URL."""
         if token is None:
             return True
-        given = (
-            request.headers.get("x-flower-token")
-            or request.cookies.get(COOKIE)
-            or request.query_params.get("token")
-            or ""
+        offered = (
+            request.headers.get("x-flower-token"),
+            request.cookies.get(COOKIE),
+            request.query_params.get("token"),
         )
-        return hmac.compare_digest(given.encode(), token.encode())
+        return any(hmac.compare_digest(one.encode(), token.encode()) for one in offered if one)
 
     def same_origin(request: Request) -> bool:
         source = request.headers.get("origin") or request.headers.get("referer") or ""
