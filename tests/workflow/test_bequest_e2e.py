@@ -1,7 +1,8 @@
 """The bequest end to end (real SDK, real CLI): when the starter flow ends, a read-only
 round writes the next tool's note into CLAUDE.md and AGENTS.md; the human's own text
 stays byte for byte, broken markers get a new block, a rerun changes nothing, a failed
-round leaves a marked mechanical note, and ``bequest=False`` leaves the files alone."""
+round leaves a marked mechanical note. ``--no-bequest`` is driven through the real
+``flower`` in tests/commands/test_go_pty.py."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import pytest
 
 from flower import Runtime, starter_flow
 from flower.core.bequest import END, START
+from flower.core.brief import Brief
 from flower.core.events import Event
+from flower.core.goal import Goal, Verdict
 from flower.core.resilience import Resilience
 from flower.testing import ScriptedModel, Turn, conversation, text
-from flower.workflow import bequeath
+from flower.workflow import BRIEF_KEY, GOAL_KEY, VERDICT_KEY, bequeath
 
 from . import scripts as S
 from .fakes import Answerer
@@ -88,12 +91,22 @@ async def test_a_finished_run_leaves_its_note_and_keeps_the_humans_text(
 async def test_broken_markers_get_a_new_block_and_a_failed_round_a_mechanical_one(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
-    scripted_model.play([heir(Turn(text="x", fail_always=400)), *S.two_rounds()])
+    # The round alone, through the real CLI, after a run whose goal was met: the
+    # starter flow's wiring is the test above.
+    scripted_model.play([heir(Turn(text="x", fail_always=400))])
     claude = workspace / "CLAUDE.md"
     claude.write_text(f"notes\n{START}\nhalf a block someone cut short\n", encoding="utf-8")
     before = claude.read_bytes()
-    ctx, events = await run_starter(workspace, tmp_path / "runs")
-    assert "_failed_at" not in ctx
+    events: list[Event] = []
+    ctx = {
+        BRIEF_KEY: Brief.parse(S.BRIEF),
+        GOAL_KEY: Goal.parse(S.GOAL),
+        VERDICT_KEY: Verdict.parse(S.ACHIEVED),
+        "_on_event": events.append,
+    }
+    with Runtime(workspace=workspace, run_dir=tmp_path / "runs") as rt:
+        await bequeath({**ctx, "_runtime": rt}, workspace=workspace, workbench=None)
+    assert scripted_model.requests_for("bequest")  # the round did run, and failed
     written = claude.read_bytes()
     assert written.startswith(before)  # nothing deleted, the stray marker kept
     block = written[len(before) :].decode("utf-8")
@@ -103,14 +116,3 @@ async def test_broken_markers_get_a_new_block_and_a_failed_round_a_mechanical_on
     (done,) = [e.payload for e in events if e.kind == "bequest"]
     assert done["mechanical"] and done["files"][0]["action"] == "appended"
     assert "marker" in done["files"][0]["warning"]
-
-
-async def test_no_bequest_leaves_the_files_alone_and_asks_no_model(
-    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
-) -> None:
-    scripted_model.play([heir(), *S.two_rounds()])
-    ctx, events = await run_starter(workspace, tmp_path / "runs", bequest=False)
-    assert "_failed_at" not in ctx
-    assert not (workspace / "CLAUDE.md").exists() and not (workspace / "AGENTS.md").exists()
-    assert not scripted_model.requests_for("bequest")
-    assert not [e for e in events if e.kind == "bequest"]
