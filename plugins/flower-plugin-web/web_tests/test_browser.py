@@ -177,6 +177,8 @@ def test_follow_and_answer_a_run_from_the_page(
         seen = len(browser.find_elements(By.CSS_SELECTOR, "#stream > div"))
         first_line = browser.find_element(By.ID, "e1").text
 
+        steps = browser.find_element(By.ID, "steps").text  # every step and round, with its state
+        assert "确认需求 ok $" in steps and "设定目标 ok $" in steps
         browser.refresh()  # the stream comes back whole
         wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#stream > div")) >= seen)
         assert browser.find_element(By.ID, "e1").text == first_line

@@ -41,6 +41,17 @@ function showAsk(p) {
   box.append(f, skip); $("asks").append(box);
 }
 
+// One row per step label (干活, 干活·判定#1, 干活#round2…): running, then ok / failed and its cost.
+function stepRow(label, state, spent) {
+  if (!label) return;
+  const id = "step-" + encodeURIComponent(label);
+  let row = document.getElementById(id);
+  if (!row) { row = el("tr"); row.id = id; row.append(el("td", label), el("td"), el("td"));
+    $("steps").append(row); }
+  row.children[1].textContent = state; row.children[1].className = state === "failed" ? "unreachable" : "";
+  if (spent !== undefined) row.children[2].textContent = "$" + (Number(spent) || 0).toFixed(4);
+}
+
 function tick(until, label) {
   clearInterval(timer);
   const show = () => { const left = Math.max(0, Math.round((until - Date.now()) / 1000));
@@ -51,12 +62,14 @@ function tick(until, label) {
 const on = {
   step: (e) => { place = " (step " + e.payload.index + "/" + e.payload.total + ")";
     $("step").textContent = e.step + place; },
-  prompt: (e) => { if (e.step && !e.step.includes("·")) $("step").textContent = e.step + place; },
+  prompt: (e) => { if (e.step && !e.step.includes("·")) $("step").textContent = e.step + place;
+    stepRow(e.step, "running"); },
   verdict: (e) => { const v = $("verdict"); v.textContent = ""; v.className = e.payload.state || "";
     v.append(el("div", "round " + e.payload.round + "/" + e.payload.rounds + ": " + (e.payload.state || "unclear")),
              el("div", e.payload.reason || ""));
     (e.payload.failed || []).forEach((c) => v.append(el("div", "- " + c))); },
-  result: (e) => { cost += Number(e.payload.cost_usd) || 0; $("cost").textContent = "$" + cost.toFixed(4); },
+  result: (e) => { cost += Number(e.payload.cost_usd) || 0; $("cost").textContent = "$" + cost.toFixed(4);
+    stepRow(e.step, e.payload.ok ? "ok" : "failed", e.payload.cost_usd); },
   context: (e) => { const p = e.payload, at = Number(p.at) || Number(p.window) || 1;
     const share = Math.min(1, (Number(p.used) || 0) / at);
     $("ctxbar").firstChild.style.width = (share * 100).toFixed(1) + "%";
