@@ -69,7 +69,7 @@ def test_failed_checks_come_from_a_verdict_that_did_not_pass() -> None:
 def test_open_unknowns_are_the_lines_that_say_they_are_open() -> None:
     brief = Brief(
         unknowns="- 假设用 Python 3.11\n- 部署方式待定\n- 要不要支持 Windows?\n"
-        "### 补充 · 运行中补充 · 10:00\n> 原话:还不确定\n1. 配色 TBD"
+        "### 补充 · 运行中补充 · 10:00\n> 原话:还不确定\n1. 配色 TBD\n- 无未知项\n- None open?"
     )
     assert [i.text for i in open_unknowns(brief)] == [
         "部署方式待定",

@@ -60,6 +60,8 @@ _OPEN = re.compile(
     re.IGNORECASE,
 )
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+#: A line that says there is nothing open ("无未知项", "none") is not an open unknown.
+_NOTHING = re.compile(r"^(?:无|没有|暂无|不存在|none\b|n/a\b|nothing\b)", re.IGNORECASE)
 _NOISE = re.compile(r"[`*]")
 
 
@@ -188,6 +190,6 @@ def open_unknowns(brief: Any) -> list[OpenItem]:
         if line.lstrip().startswith(("#", ">")):  # amendment headings and quotes
             continue
         clean = _BULLET.sub("", line).strip()
-        if clean and _OPEN.search(clean):
+        if clean and _OPEN.search(clean) and not _NOTHING.match(clean):
             items.append(OpenItem("unknown", clean))
     return items
