@@ -89,11 +89,15 @@ class OpenItem:
         needles: Strings any one of which, found in the handoff document, counts as the
             document mentioning the item (compared case-folded, whitespace collapsed).
             Empty: ``text`` itself.
+        carried: Called once the handoff carries the item (the document mentions it or
+            the audit appended it), so its source can settle it: a remark that reached
+            the successor this way is not handed out again by the inbox.
     """
 
     kind: str
     text: str
     needles: tuple[str, ...] = ()
+    carried: Callable[[], object] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -226,3 +226,57 @@ def test_waiting_questions_are_named_by_text_and_id() -> None:
     (item,) = waiting_questions(channel)
     assert item.text == "用 LF 还是 CRLF? (q3)" and item.kind == "question"
     assert mentioned("q3 还在等回答", item) and mentioned("用 lf 还是 crlf?", item)
+
+
+def test_carried_mail_is_delivered_and_the_inbox_does_not_hand_it_out_again(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    channel = HumanChannel(log_path=tmp_path / "log.md", timeout_s=None)
+    kept = channel.send("加一个 README")
+    other = channel.send("先别动数据库")
+    assert kept is not None and other is not None
+    seen: list[str] = []
+    channel.on_event = lambda e: seen.append(e.payload["state"]) if e.kind == "mail" else None
+    handoff = doc(scene="先别动数据库")  # mentions one remark; the audit appends the other
+    pm = get_plugin_manager()
+
+    class FromChannel:
+        @hookimpl
+        def flower_open_items(self) -> list[OpenItem]:
+            return undelivered(channel)
+
+    pm.register(FromChannel(), name="test-channel")
+    try:
+        missing = audit_handoff(AuditRequest(runtime=None, step="干活", doc=handoff))
+    finally:
+        pm.unregister(name="test-channel")
+    assert [i.text for i in missing] == ["加一个 README"]
+    assert channel.pending_mail() == [] and seen == ["delivered", "delivered"]
+    inbox = asyncio.run(channel._inbox_tool({}))
+    assert "加一个 README" not in inbox["content"][0]["text"]  # not handed out twice
+    assert channel.deliver([kept.id]) == []  # already delivered: nothing happens
+
+
+def test_an_item_whose_source_fails_to_settle_is_still_carried(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def broken() -> None:
+        raise RuntimeError("inbox gone")
+
+    handoff = doc()
+    pm = get_plugin_manager()
+
+    class Items:
+        @hookimpl
+        def flower_open_items(self) -> list[OpenItem]:
+            return [OpenItem("mail", "加一个 README", carried=broken)]
+
+    pm.register(Items(), name="test-items")
+    try:
+        missing = audit_handoff(AuditRequest(runtime=None, step="干活", doc=handoff))
+    finally:
+        pm.unregister(name="test-items")
+    assert len(missing) == 1 and "加一个 README" in handoff.audit
+    assert "inbox gone" in capsys.readouterr().err

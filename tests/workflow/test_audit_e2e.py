@@ -87,6 +87,9 @@ async def test_a_handoff_that_omits_open_items_gets_them_appended_and_counted(
     for needle in ("没有改动别的文件", MAIL, "hello.txt", OPEN):
         assert needle in prompt, needle
 
+    # carried to the successor: the inbox will not hand the remark out a second time
+    assert wf.channel.pending_mail() == [] and wf.channel.mail[0].state == "delivered"
+
     rows = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     audited = {row["step"]: row["audited"] for row in rows}
     assert audited["干活#round2"] == 4 and audited["干活"] == 0

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -126,6 +126,14 @@ def audit_handoff(request: AuditRequest) -> list[OpenItem]:
     missing = unmentioned(doc, items)
     if missing:
         doc.audit = section(missing)
+    for item in items:  # mentioned or appended: the successor reads every one of them
+        if item.carried is not None:
+            try:
+                item.carried()
+            except Exception as exc:
+                print(
+                    f"flower: could not settle the open item {item.text!r}: {exc}", file=sys.stderr
+                )
     return missing
 
 
@@ -145,11 +153,17 @@ def failed_checks(verdict: Any) -> list[OpenItem]:
 
 
 def undelivered(channel: Any) -> list[OpenItem]:
-    """Remarks the human queued that the agent has not fetched from its inbox yet."""
+    """Remarks the human queued that the agent has not fetched from its inbox yet; once
+    the handoff carries one, the channel marks it delivered (``HumanChannel.deliver``)."""
     pending = getattr(channel, "pending_mail", None)
     if not callable(pending):
         return []
-    return [OpenItem("mail", str(m.text)) for m in pending()]
+    deliver = getattr(channel, "deliver", None)
+
+    def settle(mail_id: str) -> Callable[[], object] | None:
+        return (lambda: deliver([mail_id])) if callable(deliver) else None
+
+    return [OpenItem("mail", str(m.text), carried=settle(m.id)) for m in pending()]
 
 
 def waiting_questions(channel: Any) -> list[OpenItem]:

@@ -42,6 +42,23 @@ from flower.core.human_records import (
     ask_entry,
     mail_entry,
 )
+from flower.core.human_texts import (
+    ASK_DESCRIPTION,
+    ASK_SCHEMA,
+    ASK_TOOL,
+    DECLINED_TEXT,
+    EMPTY_INBOX_TEXT,
+    INBOX_DESCRIPTION,
+    INBOX_SCHEMA,
+    INBOX_TOOL,
+    INBOX_TOOL_NAME,
+    INVALID_TEXT,
+    OVER_BUDGET_TEXT,
+    SERVER,
+    SETTLED_STATES,
+    TIMEOUT_TEXT,
+    TOOL_NAME,
+)
 
 __all__ = [
     "AMEND_NOTE",
@@ -59,55 +76,6 @@ __all__ = [
     "Mail",
     "amendment_block",
 ]
-
-SERVER = "human"
-ASK_TOOL = "ask"
-INBOX_TOOL = "inbox"
-TOOL_NAME = f"mcp__{SERVER}__{ASK_TOOL}"
-INBOX_TOOL_NAME = f"mcp__{SERVER}__{INBOX_TOOL}"
-
-#: Every state an :class:`Ask` can end in. ``cancelled``: the tool call itself was
-#: abandoned (an interrupt, the CLI's MCP_TOOL_TIMEOUT), so nobody needs to answer.
-SETTLED_STATES = frozenset(
-    {"answered", "timeout", "declined", "over_budget", "invalid", "cancelled"}
-)
-
-TIMEOUT_TEXT = (
-    "现在没有人能回答这个问题。请按你自己的判断继续做下去,"
-    "把这个问题和你采用的假设写进「未知与假设」一节;不要重复提问,也不要停下来等。"
-)
-OVER_BUDGET_TEXT = (
-    "这次运行能问人的次数已经用完,问题没有发出去。剩下拿不准的地方请自己判断,"
-    "把假设写进「未知与假设」一节,然后继续。"
-)
-DECLINED_TEXT = "对方决定不回答这个问题。请自己判断后继续,并把采用的假设写进「未知与假设」一节。"
-INVALID_TEXT = "问题是空的,没有发给任何人。请把要问的内容写进 question 参数后再问。"
-EMPTY_INBOX_TEXT = "收件箱里没有新消息,按原计划继续。"
-
-_ASK_DESCRIPTION = (
-    "向人提一个问题,并等待回答;回答就是这个工具的结果。一次只问一个具体的问题,"
-    "能列出候选答案时放进 options,人选起来更快。人可能不在场:那时结果会说明情况,"
-    "请照说明自己拿主意,不要卡住。"
-)
-_INBOX_DESCRIPTION = (
-    "查看人在运行期间主动补充的话(新要求、改方向、纠错)。立即返回,从不等待;"
-    "没有新消息也会直接说明。每做完一段工作就看一次。"
-)
-#: Full JSON Schemas: the SDK passes a dict with ``type`` and ``properties`` through
-#: unchanged, the only way to declare an optional array parameter.
-_ASK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "question": {"type": "string", "description": "要问的问题,写具体,一次一个。"},
-        "options": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "可选的候选答案;给得出来就给。",
-        },
-    },
-    "required": ["question"],
-}
-_INBOX_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 @dataclass
@@ -191,8 +159,8 @@ class HumanChannel:
         """
         from claude_agent_sdk import create_sdk_mcp_server, tool
 
-        ask = tool(ASK_TOOL, _ASK_DESCRIPTION, _ASK_SCHEMA)(self._ask_tool)
-        inbox = tool(INBOX_TOOL, _INBOX_DESCRIPTION, _INBOX_SCHEMA)(self._inbox_tool)
+        ask = tool(ASK_TOOL, ASK_DESCRIPTION, ASK_SCHEMA)(self._ask_tool)
+        inbox = tool(INBOX_TOOL, INBOX_DESCRIPTION, INBOX_SCHEMA)(self._inbox_tool)
         return {SERVER: create_sdk_mcp_server(SERVER, tools=[ask, inbox])}
 
     async def _ask_tool(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -351,10 +319,16 @@ class HumanChannel:
             return None
         return self.amend_path
 
-    def _deliver(self) -> list[Mail]:
+    def deliver(self, mail_ids: Iterable[str]) -> list[Mail]:
+        """Mark these queued remarks delivered: another route carried them to the agent
+        (a handoff document put them in its successor's first prompt), and the inbox
+        must not hand them out a second time. Returns the ones that were still queued."""
+        return self._deliver(set(mail_ids))
+
+    def _deliver(self, only: set[str] | None = None) -> list[Mail]:
         now = time.time()
         with self._lock:
-            fresh = [m for m in self.mail if m.state == "queued"]
+            fresh = [m for m in self.mail if m.state == "queued" and (only is None or m.id in only)]
             for mail in fresh:
                 mail.state, mail.delivered_at = "delivered", now
         for mail in fresh:
