@@ -223,3 +223,86 @@ def test_a_port_in_use_is_one_line_and_exit_2(workspace: Path) -> None:
     from flower_plugin_web.hub import HUB
 
     assert not HUB.enabled  # the hooks stay off: plain flower in this process is untouched
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/answer", {"id": "q1", "answer": "LF"}),
+        ("/inbox", {"text": "hi"}),
+        ("/aside", {"question": "?"}),
+    ],
+)
+def test_every_change_needs_the_pages_origin(
+    tmp_path: Path, path: str, body: dict[str, str]
+) -> None:
+    hub, channel, _ = hub_with_question(tmp_path)
+    client = TestClient(create_app(hub, token=None))
+    refused = client.post(path, json=body, headers={"Origin": "http://evil.example"})
+    assert refused.status_code == 403 and refused.json() == {
+        "error": "cross-origin request refused"
+    }
+    assert channel.pending() and not channel.mail  # nothing happened
+    if path == "/aside":
+        hub.where = None  # past the origin check it would start an oracle: refuse it after
+    via_referer = client.post(path, json=body, headers={"Referer": "http://testserver/"})
+    assert via_referer.status_code == (400 if path == "/aside" else 200)  # the Referer decides
+
+
+def test_bad_requests_get_a_clear_refusal_and_change_nothing(tmp_path: Path) -> None:
+    hub, channel, asked = hub_with_question(tmp_path)
+    client = TestClient(create_app(hub, token=None))
+
+    def post(path: str, body: object) -> tuple[int, dict[str, object]]:
+        r = client.post(path, json=body, headers=ORIGIN)
+        return r.status_code, r.json()
+
+    assert post("/answer", {"answer": "LF"}) == (404, {"ok": False, "error": "no such question"})
+    assert post("/answer", {"id": "q1", "answer": "  "}) == (
+        400, {"ok": False, "error": "an empty answer: use decline"}
+    )  # fmt: skip
+    assert post("/inbox", {"text": " "}) == (400, {"ok": False, "error": "nothing to send"})
+    assert post("/aside", {"question": ""}) == (400, {"ok": False, "error": "ask something"})
+    assert post("/inbox", ["not", "an", "object"])[0] == 400
+    assert channel.pending() and not channel.mail
+    assert post("/answer", {"id": "q1", "decline": True}) == (200, {"ok": True, "settled": False})
+    asked.join(5)
+    assert channel.asks[0].state == "declined"  # skip: the agent decides
+    hub.channel = None
+    assert post("/answer", {"id": "q1", "answer": "LF"})[0] == 404
+    assert post("/inbox", {"text": "hi"})[0] == 400
+
+
+def test_state_says_what_is_waiting_and_where_the_stream_is(tmp_path: Path) -> None:
+    hub, _, _ = hub_with_question(tmp_path)
+    state = TestClient(create_app(hub, token=None)).get("/state").json()
+    assert [a["question"] for a in state["pending"]] == ["LF or CRLF?"]
+    assert state["workspace"] == str(tmp_path) and state["last_id"] == hub.next_id - 1 >= 1
+    empty = TestClient(create_app(Hub(enabled=True), token=None)).get("/state").json()
+    assert empty == {"pending": [], "workspace": "", "last_id": 0}
+
+
+def test_a_garbled_last_event_id_replays_everything(tmp_path: Path) -> None:
+    hub = Hub(enabled=True)
+    hub.publish("text", {"text": "first"})
+    client = TestClient(create_app(hub, token=None))
+    for given in ("garbage", "-5"):
+        with client.stream("GET", "/events", headers={"Last-Event-ID": given}) as r:
+            line = next(raw for raw in r.iter_lines() if raw.startswith("data: "))
+        assert json.loads(line[len("data: ") :])["id"] == 1, given
+
+
+def test_documents_the_newest_handoff_and_an_unreadable_file(tmp_path: Path) -> None:
+    import os
+
+    hub, _, _ = hub_with_question(tmp_path)
+    notes = tmp_path / ".flower" / "notes"
+    client = TestClient(create_app(hub, token=None))
+    assert "no such document yet" in client.get("/doc/handoff").text
+    (notes / "交接-干活.md").write_text("# old", encoding="utf-8")
+    (notes / "交接-复核.md").write_text("# newest", encoding="utf-8")
+    os.utime(notes / "交接-干活.md", (1, 1))
+    assert "newest" in client.get("/doc/handoff").text
+    (notes / "判定记录.md").write_bytes(b"\xff\xfe")
+    assert "not readable yet" in client.get("/doc/ledger").text
+    assert "no such document" in client.get("/doc/secrets").text
