@@ -1,0 +1,96 @@
+"""``flower web`` in a real pseudo-terminal, with real keystrokes: the page and the
+terminal answer the same question (the terminal sees the page's answer land), and
+Ctrl-C twice (the byte ``\\x03``, as a keyboard sends it) quits with 130, without a
+traceback from either the run or the page's server."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import signal
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.testing import ScriptedModel, conversation, text, tool
+
+from .conftest import NOT_INSTALLED, PLUGIN, need
+
+pytestmark = pytest.mark.e2e
+need(PLUGIN, NOT_INSTALLED)
+
+pexpect = pytest.importorskip("pexpect", reason="pexpect drives the pseudo-terminal")
+
+FLOWER = str(Path(sys.executable).with_name("flower"))
+QUESTION = "hello.txt 用什么换行?"
+BRIEF = "## 目标\n写 hello.txt\n## 验收标准\n内容是 hi\n## 边界\n只动它\n## 未知与假设\n无"
+GOAL = "## 目标\nhello.txt 写好\n## 判定清单\n- cat hello.txt 输出 hi"
+SLOW = 60  # a reply that waits this long is still running when Ctrl-C comes
+
+
+def script() -> list[Any]:
+    return [
+        conversation("goal", text(GOAL), system="你是裁判"),
+        conversation(
+            "clarify",
+            tool("mcp__human__ask", {"question": QUESTION, "options": ["LF", "CRLF"]}),
+            text(BRIEF),
+            system="你是需求澄清者",
+        ),
+        conversation("work", text("x", delay=SLOW), system="你是协调者"),
+    ]
+
+
+def default_signals() -> None:
+    """What a terminal gives the program it starts: every signal at its default action."""
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def test_the_page_answers_in_the_terminals_run_and_ctrl_c_takes_both_down(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    import os
+
+    scripted_model.play(script())
+    env = {**os.environ, "TERM": "xterm-256color"}
+    log = io.StringIO()
+    child = pexpect.spawn(
+        FLOWER, ["web", "-w", str(workspace), "--port", "0", "写个 hello.txt"],
+        cwd=str(tmp_path), env=env, encoding="utf-8", codec_errors="replace", timeout=90,
+        dimensions=(40, 120), preexec_fn=default_signals,
+    )  # fmt: skip
+    child.logfile_read = log
+    try:
+        child.expect(r"open (http://127\.0\.0\.1:\d+)/")
+        url = child.match.group(1)
+        child.expect(re.escape(QUESTION))  # the terminal shows the question
+        (pending,) = json.loads(urllib.request.urlopen(url + "/state", timeout=10).read())[
+            "pending"
+        ]
+        answer = urllib.request.Request(
+            url + "/answer",
+            data=json.dumps({"id": pending["id"], "answer": "LF"}).encode(),
+            headers={"Content-Type": "application/json", "Origin": url},
+            method="POST",
+        )
+        assert json.loads(urllib.request.urlopen(answer, timeout=10).read())["ok"] is True
+        child.expect("-> LF")  # the page's answer, seen settled in the terminal
+        wait = 60.0
+        while not scripted_model.requests_for("work") and wait > 0:
+            child.expect([pexpect.TIMEOUT], timeout=0.2)
+            wait -= 0.2
+        child.send("\x03")  # Ctrl-C, as typed
+        child.expect("what should the agent hear")
+        child.send("\x03")
+        child.expect(pexpect.EOF, timeout=60)
+    finally:
+        child.close()
+    assert child.exitstatus == 130, log.getvalue()[-3000:]
+    assert "Traceback" not in log.getvalue()
+    (after,) = [r for r in scripted_model.requests_for("clarify") if r.turn == 1]
+    assert "LF" in " ".join(after.tool_results().values())
