@@ -24,12 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from flower.testing.env import offline_env
-
 if TYPE_CHECKING:
     from flower.core.runtime import Runtime
 
-DEAD_LOOPBACK = "http://127.0.0.1:9"  # discard port: nothing listens, connections are refused
 REPO = Path(__file__).resolve().parents[1]
 
 # With PYTHONDONTWRITEBYTECODE set (as on the development machine) pytest cannot cache the
@@ -41,13 +38,8 @@ sys.dont_write_bytecode = False
 
 
 @pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    home = tmp_path_factory.mktemp("offline-home")
-    for name, value in offline_env(DEAD_LOOPBACK, home=home).items():
-        if value:
-            monkeypatch.setenv(name, value)
-        else:
-            monkeypatch.delenv(name, raising=False)
+def _offline(offline: dict[str, str]) -> None:
+    """Every test starts offline (flower.testing's ``offline`` fixture)."""
 
 
 @pytest.fixture

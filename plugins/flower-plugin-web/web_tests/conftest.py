@@ -17,8 +17,6 @@ from typing import Any
 
 import pytest
 
-from flower.testing.env import offline_env
-
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -40,13 +38,8 @@ def need(condition: bool, reason: str) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    home = tmp_path_factory.mktemp("home")
-    for name, value in offline_env("http://127.0.0.1:9", home=home).items():
-        if value:
-            monkeypatch.setenv(name, value)
-        else:
-            monkeypatch.delenv(name, raising=False)
+def _offline(offline: dict[str, str]) -> None:
+    """Every test starts offline (flower.testing's ``offline`` fixture)."""
 
 
 @pytest.fixture

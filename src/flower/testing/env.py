@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: The discard port on loopback: nothing listens, so a connection is refused at once.
+DEAD_LOOPBACK = "http://127.0.0.1:9"
+
 #: Variables that must never leak from the developer's shell into an offline run:
 #: real keys, real endpoints, cloud-provider switches, and ``FLOWER_ENV`` (a file of them).
 LEAKY_VARIABLES = (

@@ -10,6 +10,11 @@
     in ``claude_home``, with ``CLAUDE_CODE_MAX_RETRIES=0``. The same variables are set in
     ``os.environ`` for the test's duration, so code that builds its own options (a
     ``Runtime``) is offline too.
+``offline``
+    The same variables with no model at all: the endpoint is a loopback port nothing
+    listens on, ``HOME`` a fresh temp dir. Make it autouse in a ``conftest.py``
+    (``@pytest.fixture(autouse=True) def _offline(offline): ...``) and no test of the
+    suite can reach a real model API or the user's own settings.
 
 Example::
 
@@ -33,6 +38,7 @@ from pathlib import Path
 
 import pytest
 
+from .env import DEAD_LOOPBACK, offline_env
 from .server import ScriptedModel
 
 
@@ -55,7 +61,19 @@ def claude_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def claude_env(
     scripted_model: ScriptedModel, claude_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, str]:
-    env = scripted_model.env(home=claude_home)
+    return _set(monkeypatch, scripted_model.env(home=claude_home))
+
+
+@pytest.fixture
+def offline(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
+    home = tmp_path_factory.mktemp("offline-home")
+    return _set(monkeypatch, offline_env(DEAD_LOOPBACK, home=home))
+
+
+def _set(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> dict[str, str]:
+    """``env`` into ``os.environ`` for the test; an empty value removes the variable."""
     for name, value in env.items():
         if value:
             monkeypatch.setenv(name, value)
