@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flower.core.workbench import atomic_write
+from flower.core.workbench import atomic_write, relative_posix
 
 __all__ = ["STATE_NAME", "Drift", "record", "since", "snapshot"]
 
@@ -87,7 +87,7 @@ def snapshot(workspace: str | Path, *, skip: tuple[Path, ...] = ()) -> dict[str,
     head, names = _git(root)
     if names is None:
         names = _walk(root)
-    skipped = [_relative(p, root) for p in skip]
+    skipped = [relative_posix(p, root) for p in skip]
     files: dict[str, list[int]] = {}
     for name in names:
         if any(s and (name == s or name.startswith(s + "/")) for s in skipped):
@@ -164,10 +164,3 @@ def _walk(root: Path) -> list[str]:
         if len(names) >= MAX_FILES:
             break
     return names
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except (ValueError, OSError):
-        return ""

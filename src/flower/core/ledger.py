@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.filelock import locked, move_aside
+from flower.core.text import one_line
 from flower.core.workbench import atomic_write
 
 __all__ = [
@@ -115,13 +116,13 @@ def entry(row: Mapping[str, Any]) -> str:
     if row["kind"] == "override":
         lines = [head + OVERRIDES.get(row["state"], row["state"]), "", f"- 时间:{when}"]
         if row.get("said"):
-            lines.append(f"- 人的原话:{_one_line(row['said'])}")
+            lines.append(f"- 人的原话:{one_line(row['said'])}")
         return "\n".join(lines) + "\n"
     lines = [head + STATE_WORDS.get(row["state"], row["state"]), "", f"- 时间:{when}"]
     lines.append(f"- 裁判会话:{row.get('session_id') or '(无)'} · 花费 ${row['cost_usd']:.4f}")
     if row.get("reason"):
-        lines.append(f"- 理由:{_one_line(row['reason'])}")
-    lines += [f"- 未通过:{_one_line(check)}" for check in row.get("failed") or []]
+        lines.append(f"- 理由:{one_line(row['reason'])}")
+    lines += [f"- 未通过:{one_line(check)}" for check in row.get("failed") or []]
     return "\n".join(lines) + "\n"
 
 
@@ -167,7 +168,3 @@ def _append(path: Path, text: str) -> None:
             move_aside(path, "corrupt")
             current = TITLE
         atomic_write(path, current.rstrip("\n") + "\n\n" + text)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())

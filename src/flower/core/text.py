@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 
-def one_line(text: str, limit: int) -> str:
+def one_line(text: str, limit: int | None = None) -> str:
     """``text`` with its whitespace runs collapsed to single spaces, cut to ``limit``
-    characters with a trailing ``…`` when longer."""
+    characters with a trailing ``…`` when longer (``None``: never cut)."""
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"

@@ -396,6 +396,15 @@ def _size(n: int) -> str:
     return f"{n} 字节" if n < 1024 else f"{n / 1024:.1f}K"
 
 
+def relative_posix(path: Path, root: Path) -> str:
+    """``path`` below ``root`` as a ``/``-separated relative path, both resolved; ""
+    when it is not below it (or cannot be resolved)."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return ""
+
+
 def _is_within(path: Path, root: Path) -> bool:
     try:
         path.relative_to(root)

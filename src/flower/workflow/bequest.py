@@ -32,11 +32,15 @@ from flower.core.handoff import Handoff
 from flower.core.ledger import LEDGER_NAME
 from flower.core.roles import LOOK_TOOLS
 from flower.core.sections import parse_sections
+from flower.core.text import one_line
+from flower.core.workbench import relative_posix
 from flower.workflow.base import Ctx
 
 __all__ = ["BEQUEST_RULES", "BEQUEST_STEP", "Bequest", "bequeath", "bequest"]
 
 BEQUEST_STEP = "收尾"
+#: How much of a reason (an error, the judge's words) the block quotes.
+SHORT = 200
 
 BEQUEST_RULES = """\
 你是收尾记录者:一次运行刚结束,你给下一个打开这个项目的工具(Claude Code 读 CLAUDE.md,\
@@ -174,11 +178,11 @@ async def bequeath(
             )
             written = Bequest.parse(ruling.text) if ruling.ok else written
             if not ruling.ok:
-                written.why = _short(ruling.error or "这一轮失败了")
+                written.why = one_line(ruling.error or "这一轮失败了", SHORT)
             elif written.missing():
                 written = Bequest(mechanical=True, why="缺少:" + "、".join(written.missing()))
         except Exception as exc:  # a bequest must never fail the run it closes
-            written = Bequest(mechanical=True, why=_short(f"{type(exc).__name__}: {exc}"))
+            written = Bequest(mechanical=True, why=one_line(f"{type(exc).__name__}: {exc}", SHORT))
     if written.mechanical:
         written = _mechanical(ctx, facts, why=written.why)
     written.outcome, written.workbench = facts["outcome"], _where(workspace, workbench)
@@ -198,34 +202,44 @@ async def bequeath(
 # --- the facts --------------------------------------------------------------------------------
 
 
-def _facts(ctx: Ctx, workbench: Any) -> dict[str, str]:
+def _documents(ctx: Ctx) -> tuple[Brief | None, Goal | None, Verdict | None]:
+    """The brief, the goal and the last verdict the workflow left in ``ctx``, if any."""
     from flower.workflow.clarify import BRIEF_KEY
     from flower.workflow.goal import GOAL_KEY, VERDICT_KEY
 
     brief, goal, verdict = ctx.get(BRIEF_KEY), ctx.get(GOAL_KEY), ctx.get(VERDICT_KEY)
+    return (
+        brief if isinstance(brief, Brief) else None,
+        goal if isinstance(goal, Goal) else None,
+        verdict if isinstance(verdict, Verdict) else None,
+    )
+
+
+def _facts(ctx: Ctx, workbench: Any) -> dict[str, str]:
+    brief, goal, verdict = _documents(ctx)
     return {
         "outcome": _outcome(ctx, verdict),
-        "brief": brief.prompt_block() if isinstance(brief, Brief) else "(没有需求文档)",
-        "goal": goal.prompt_block() if isinstance(goal, Goal) else "(没有目标)",
+        "brief": brief.prompt_block() if brief else "(没有需求文档)",
+        "goal": goal.prompt_block() if goal else "(没有目标)",
         "verdict": _verdict_text(verdict),
         "deadends": "\n".join(_deadends(workbench)) or NONE,
     }
 
 
-def _outcome(ctx: Ctx, verdict: Any) -> str:
+def _outcome(ctx: Ctx, verdict: Verdict | None) -> str:
     failed_at = ctx.get("_failed_at")
     if failed_at:
         why = ctx.get("_aborted") or "这一步没有成功"
-        return f"停在「{failed_at}」:{_short(str(why))}"
-    if isinstance(verdict, Verdict) and verdict.achieved:
+        return f"停在「{failed_at}」:{one_line(str(why), SHORT)}"
+    if verdict is not None and verdict.achieved:
         return "目标已达成(独立裁判核对过)"
-    if isinstance(verdict, Verdict) and verdict.unreachable:
-        return f"人接受了结果,裁判判为无法达成:{_short(verdict.reason)}"
+    if verdict is not None and verdict.unreachable:
+        return f"人接受了结果,裁判判为无法达成:{one_line(verdict.reason, SHORT)}"
     return "完成"
 
 
-def _verdict_text(verdict: Any) -> str:
-    if not isinstance(verdict, Verdict):
+def _verdict_text(verdict: Verdict | None) -> str:
+    if verdict is None:
         return "(没有判定)"
     failed = "".join(f"\n- 未通过:{check}" for check in verdict.failed)
     return f"{verdict.state or '不明确'}:{verdict.reason.strip()}{failed}"
@@ -246,19 +260,16 @@ def _deadends(workbench: Any) -> list[str]:
 
 
 def _mechanical(ctx: Ctx, facts: dict[str, str], *, why: str) -> Bequest:
-    from flower.workflow.clarify import BRIEF_KEY
-    from flower.workflow.goal import GOAL_KEY, VERDICT_KEY
-
-    brief, goal, verdict = ctx.get(BRIEF_KEY), ctx.get(GOAL_KEY), ctx.get(VERDICT_KEY)
-    what = brief.goal.strip() if isinstance(brief, Brief) else ""
-    checks = goal.checks if isinstance(goal, Goal) else []
-    failed = set(verdict.failed) if isinstance(verdict, Verdict) else set()
-    passed = isinstance(verdict, Verdict) and verdict.achieved
+    brief, goal, verdict = _documents(ctx)
+    what = brief.goal.strip() if brief else ""
+    checks = goal.checks if goal else []
+    failed = set(verdict.failed) if verdict else set()
+    passed = verdict is not None and verdict.achieved
     lines = []
     for check in checks:
         state = "已满足" if passed else "未满足" if check in failed else "裁判没有列为未通过"
         lines.append(f"- {check}:{state}")
-    if not checks and isinstance(brief, Brief):
+    if not checks and brief:
         lines.append(brief.accept.strip())
     return Bequest(
         what=what or "(没有需求文档)",
@@ -272,7 +283,7 @@ def _mechanical(ctx: Ctx, facts: dict[str, str], *, why: str) -> Bequest:
 
 def _where(workspace: Path, workbench: Any) -> str:
     root = Path(getattr(workbench, "root", workspace / ".flower"))
-    shown = _relative(root, workspace)
+    shown = relative_posix(root, workspace) or str(root)
     return "\n".join(
         [
             f"- flower 的工作台在 `{shown}`:notes/ 里有需求(需求.md)、目标(目标.md)、"
@@ -280,14 +291,3 @@ def _where(workspace: Path, workbench: Any) -> str:
             "- 在项目目录里再运行 `flower`,会接着这次运行的对话继续。",
         ]
     )
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except (ValueError, OSError):
-        return str(path)
-
-
-def _short(text: str) -> str:
-    return " ".join(text.split())[:200]
