@@ -33,14 +33,7 @@ ORACLE = "你是旁路问答"
 
 def quick_flow(*work_turns: Any, extra: tuple[Any, ...] = ()) -> list[Any]:
     """Clarify without questions, a goal, the given coordinator turns, round 1 achieved."""
-    return [
-        *extra,
-        S.coder(),
-        S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
-        S.goal_setter(),
-        S.clarifier(ask=False),
-        S.coordinator(*work_turns),
-    ]
+    return [*extra, *S.one_round(S.ACHIEVED, *work_turns)]
 
 
 def manifest(ws: Path) -> list[dict[str, Any]]:
@@ -261,15 +254,7 @@ def test_piped_and_unattended_it_runs_to_the_end(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
     # the clarifier's question settles at once (nobody can answer a pipe); one round
-    scripted_model.play(
-        [
-            S.coder(),
-            S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
-            S.goal_setter(),
-            S.clarifier(),
-            S.coordinator(S.DISPATCH, text(S.ROUND1)),
-        ]
-    )
+    scripted_model.play(S.one_round(S.ACHIEVED, S.DISPATCH, text(S.ROUND1), ask=True))
     done = subprocess.run(
         [FLOWER, "-w", str(workspace), "--timeout", "0", "--no-bequest"],
         input=ASK,

@@ -31,11 +31,7 @@ pytestmark = pytest.mark.e2e
 #: A first run that is done in one round, and the coordinator's reply when a wake resumes it.
 ONE_ROUND_THEN_RESUMED = [
     conversation("resumed", text(S.ROUND1), after_user=RESUME_PLAIN, system=S.COORDINATOR),
-    S.coder(),
-    S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
-    S.goal_setter(),
-    S.clarifier(ask=False),
-    S.coordinator(S.DISPATCH, text(S.ROUND1)),
+    *S.one_round(S.ACHIEVED, S.DISPATCH, text(S.ROUND1)),
 ]
 
 

@@ -63,6 +63,18 @@ def coordinator(*turns: Any) -> Conversation:
     return conversation("work", *turns, system=COORDINATOR, subagent=False)
 
 
+def one_round(verdict: str, *work: Any, ask: bool = False) -> list[Conversation]:
+    """Clarify (with the question when ``ask``), a goal, the coordinator's ``work`` turns,
+    and the judge's ``verdict`` on round 1."""
+    return [
+        coder(),
+        judge("verdict-1", ROUND1, verdict),
+        goal_setter(),
+        clarifier(ask=ask),
+        coordinator(*work),
+    ]
+
+
 def two_rounds() -> list[Conversation]:
     """Clarify with one question, a goal, round 1 not yet, round 2 achieved."""
     return [

@@ -132,15 +132,7 @@ async def test_an_overruled_judge_is_in_the_ledger_and_in_flower_status(
 
     from flower.cli import main
 
-    scripted_model.play(
-        [
-            S.coder(),
-            S.judge("verdict-1", S.ROUND1, S.UNREACHABLE),
-            S.goal_setter(),
-            S.clarifier(ask=False),
-            S.coordinator(text(S.ROUND1)),
-        ]
-    )
+    scripted_model.play(S.one_round(S.UNREACHABLE, text(S.ROUND1)))
     run_dir = tmp_path / "runs"
     wf = starter_flow("写个 hello.txt", workspace=workspace, run_dir=run_dir)
     events: list[Event] = []
@@ -174,15 +166,7 @@ async def test_an_overruled_judge_is_in_the_ledger_and_in_flower_status(
 async def test_an_unreachable_goal_with_nobody_to_answer_aborts(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
-    scripted_model.play(
-        [
-            S.coder(),
-            S.judge("verdict-1", S.ROUND1, S.UNREACHABLE),
-            S.goal_setter(),
-            S.clarifier(ask=False),
-            S.coordinator(text(S.ROUND1), text(S.ROUND2)),
-        ]
-    )
+    scripted_model.play(S.one_round(S.UNREACHABLE, text(S.ROUND1), text(S.ROUND2)))
     run_dir = tmp_path / "runs"
     wf = starter_flow("写个 hello.txt", workspace=workspace, run_dir=run_dir, timeout_s=0)
     with Runtime(workspace=workspace, run_dir=run_dir, resilience=fast()) as rt:
@@ -241,12 +225,8 @@ def test_a_process_killed_mid_work_is_continued_by_the_next_one(
 
     scripted_model.play(
         [
-            S.coder(),
-            S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
-            S.goal_setter(),
-            S.clarifier(ask=False),
             conversation("resumed", text(S.ROUND1), after_user=RESUME_PLAIN),
-            S.coordinator(S.DISPATCH, text("never", delay=120)),
+            *S.one_round(S.ACHIEVED, S.DISPATCH, text("never", delay=120)),
         ]
     )
     run_dir = tmp_path / "runs"
