@@ -16,7 +16,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -27,24 +26,19 @@ import pytest
 
 from flower.testing import ScriptedModel, bash, conversation, text, tool
 
+from . import scripts as W
 from .conftest import NOT_INSTALLED, PLUGIN, need
 
 pytestmark = pytest.mark.e2e
 need(PLUGIN, NOT_INSTALLED)
 
-FLOWER = str(Path(sys.executable).with_name("flower"))
 SCREENSHOT = os.environ.get("FLOWER_WEB_SCREENSHOT")  # where to keep a picture of the page
 PAYLOAD = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
-FIRST_Q = "hello.txt 用什么换行?"
+FIRST_Q = W.QUESTION
 SECOND_Q = "要不要顺便写测试?"
 INBOX = "另外把 README 也写上"
 ASIDE = "现在到哪了?"
 ORACLE_SAYS = "在干活这一步,协调者在等你回答要不要写测试。"
-BRIEF = (
-    "## 目标\n写一个 hello.txt\n## 验收标准\nhello.txt 的内容是 hi\n"
-    "## 边界\n只动 hello.txt\n## 未知与假设\n无"
-)
-GOAL = "## 目标\nhello.txt 写好\n## 判定清单\n- cat hello.txt 输出 hi"
 DISPATCH = {
     "description": "write hello",
     "prompt": "create hello.txt containing hi",
@@ -65,28 +59,21 @@ def script() -> list[Any]:
         conversation(
             "verdict",
             text("## 结论\n已达成\n## 理由\n核对过"),
-            system="你是裁判",
+            system=W.JUDGE,
             first_user="ROUND-1",
         ),
-        conversation("goal", text(GOAL), system="你是裁判"),
-        conversation(
-            "clarify",
-            tool("mcp__human__ask", {"question": FIRST_Q, "options": ["LF", "CRLF"]}),
-            text(BRIEF),
-            system="你是需求澄清者",
-        ),
-        conversation(
-            "work",
+        W.goal_setter(),
+        W.clarifier(),
+        W.coordinator(
             tool("mcp__human__ask", {"question": SECOND_Q, "options": ["要", "不要"]}),
             tool("Agent", DISPATCH),
             text("ROUND-1-REPORT 写好了"),
-            system="你是协调者",
         ),
     ]
 
 
 def start(workspace: Path, cwd: Path) -> tuple[subprocess.Popen[str], str]:
-    args = [FLOWER, "web", "-w", str(workspace), "--host", "0.0.0.0", "--port", "0",
+    args = [W.FLOWER, "web", "-w", str(workspace), "--host", "0.0.0.0", "--port", "0",
             "--timeout", "90", "--no-bequest", "写个 hello.txt"]  # fmt: skip
     proc = subprocess.Popen(
         args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -130,7 +117,7 @@ def test_follow_and_answer_a_run_from_the_page(
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    need(Path(FLOWER).exists(), "the flower command is not installed next to this Python")
+    need(Path(W.FLOWER).exists(), "the flower command is not installed next to this Python")
     scripted_model.play(script())
     proc, url = start(workspace, tmp_path)
     wait = WebDriverWait(browser, 60, poll_frequency=0.1)

@@ -9,15 +9,15 @@ import io
 import json
 import re
 import signal
-import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from flower.testing import ScriptedModel, conversation, text, tool
+from flower.testing import ScriptedModel, text
 
+from . import scripts as W
 from .conftest import NOT_INSTALLED, PLUGIN, need
 
 pytestmark = pytest.mark.e2e
@@ -25,24 +25,11 @@ need(PLUGIN, NOT_INSTALLED)
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect drives the pseudo-terminal")
 
-FLOWER = str(Path(sys.executable).with_name("flower"))
-QUESTION = "hello.txt 用什么换行?"
-BRIEF = "## 目标\n写 hello.txt\n## 验收标准\n内容是 hi\n## 边界\n只动它\n## 未知与假设\n无"
-GOAL = "## 目标\nhello.txt 写好\n## 判定清单\n- cat hello.txt 输出 hi"
 SLOW = 60  # a reply that waits this long is still running when Ctrl-C comes
 
 
 def script() -> list[Any]:
-    return [
-        conversation("goal", text(GOAL), system="你是裁判"),
-        conversation(
-            "clarify",
-            tool("mcp__human__ask", {"question": QUESTION, "options": ["LF", "CRLF"]}),
-            text(BRIEF),
-            system="你是需求澄清者",
-        ),
-        conversation("work", text("x", delay=SLOW), system="你是协调者"),
-    ]
+    return [W.goal_setter(), W.clarifier(), W.coordinator(text("x", delay=SLOW))]
 
 
 def default_signals() -> None:
@@ -60,7 +47,7 @@ def test_the_page_answers_in_the_terminals_run_and_ctrl_c_takes_both_down(
     env = {**os.environ, "TERM": "xterm-256color"}
     log = io.StringIO()
     child = pexpect.spawn(
-        FLOWER, ["web", "-w", str(workspace), "--port", "0", "写个 hello.txt"],
+        W.FLOWER, ["web", "-w", str(workspace), "--port", "0", "写个 hello.txt"],
         cwd=str(tmp_path), env=env, encoding="utf-8", codec_errors="replace", timeout=90,
         dimensions=(40, 120), preexec_fn=default_signals,
     )  # fmt: skip
@@ -68,7 +55,7 @@ def test_the_page_answers_in_the_terminals_run_and_ctrl_c_takes_both_down(
     try:
         child.expect(r"open (http://127\.0\.0\.1:\d+)/")
         url = child.match.group(1)
-        child.expect(re.escape(QUESTION))  # the terminal shows the question
+        child.expect(re.escape(W.QUESTION))  # the terminal shows the question
         (pending,) = json.loads(urllib.request.urlopen(url + "/state", timeout=10).read())[
             "pending"
         ]
