@@ -57,9 +57,7 @@ def open_runtime(g: Globals, terminal: Any, interactive: bool, **policies: Any) 
             print_error(str(exc))
             return None
         except OSError as exc:
-            from flower.commands.startup import startup_problem
-
-            print_error(startup_problem(exc, g.run_dir))
+            _cannot_start(exc, g)
             return None
     return None
 
@@ -76,11 +74,16 @@ def hold_run(g: Globals, stack: ExitStack, rt: Runtime, *, force: bool) -> bool:
         print_error(str(exc))
         return False
     except OSError as exc:
-        from flower.commands.startup import startup_problem
-
-        print_error(startup_problem(exc, g.run_dir))
+        _cannot_start(exc, g)
         return False
     return True
+
+
+def _cannot_start(exc: OSError, g: Globals) -> None:
+    """One line for a folder or file flower cannot use (``commands/startup.py``)."""
+    from flower.commands.startup import startup_problem
+
+    print_error(startup_problem(exc, g.run_dir))
 
 
 def launch_starter(
