@@ -139,3 +139,38 @@ def test_run_dir_defaults_to_the_workspace_so_w_never_splits_a_run(tmp_path: Pat
     g = resolve_globals(ctx, workspace=tmp_path / "elsewhere")
     assert isinstance(g, Globals) and g.run_dir == (tmp_path / "elsewhere" / "runs").absolute()
     assert (tmp_path / "elsewhere").is_dir()  # created
+
+
+def test_status_reads_the_store_without_importing_the_sdk_or_alembic(tmp_path: Path) -> None:
+    """`flower status` counts rows; importing the SDK (its MCP types) or alembic costs
+    more CPU than the whole command otherwise does. Checked in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    from flower.core.lineage import LINEAGE_NAME
+    from flower.core.manifest import Manifest
+    from flower.stores.database import StoreDatabase
+
+    ws = tmp_path / "ws"
+    Manifest(ws / "runs").write([{"step": "干活", "ok": True, "session_id": "w1"}])
+    lineage = {"run": "r1", "workspace": str(ws)}
+    (ws / "runs" / LINEAGE_NAME).write_text(json.dumps(lineage), encoding="utf-8")
+    database = StoreDatabase(ws / "runs" / "sessions.db")  # created at the schema's head
+    database.record_step("r1", str(ws), "here", {"step": "干活", "ok": True, "cost_usd": 0.5})
+    database.record_ruling(
+        {"run_id": "r1", "workspace": str(ws), "host": "here", "step": "干活", "round": 1,
+         "kind": "verdict", "state": "achieved"}
+    )  # fmt: skip
+    database.close()
+    probe = (
+        "import sys\nfrom flower.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
+        "print('loaded:', sorted({'claude_agent_sdk', 'mcp', 'alembic'} & set(sys.modules)))\n"
+    )
+    for args in (["status", "-w", str(ws)], ["status", "--all", "-w", str(ws)]):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert "judge: 1 round(s) (1 achieved)" in done.stdout, done.stdout
+        assert done.stdout.rstrip().endswith("loaded: []"), done.stdout

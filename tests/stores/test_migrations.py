@@ -71,6 +71,14 @@ def test_a_new_database_is_brought_to_head_on_first_use(tmp_path: Path) -> None:
     assert migrate.current(db) == migrate.head() == "0005"
 
 
+def test_the_revision_opened_without_alembic_is_alembics_head() -> None:
+    """A new migration must move SCHEMA_REVISION too, or every store at the old head would
+    skip the upgrade that adds its tables."""
+    from flower.stores.schema import SCHEMA_REVISION
+
+    assert SCHEMA_REVISION == migrate.head()
+
+
 def test_sqlite_walks_down_and_up_with_data_kept_and_upgrades_in_place(tmp_path: Path) -> None:
     db = tmp_path / "sessions.db"
     fill(db)

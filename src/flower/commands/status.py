@@ -112,20 +112,23 @@ def judge_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
 
 
 def _from_store(run_dir: Path, read: Any) -> Any:
-    """``read(store)`` on the session store (``FLOWER_STORE_URL``, else
-    ``run_dir/sessions.db``); ``[]`` when there is no store yet. Raises ``StoreError``."""
+    """``read(database)`` on the session store's database (``FLOWER_STORE_URL``, else
+    ``run_dir/sessions.db``); ``[]`` when there is no store yet. Raises ``StoreError``.
+
+    Through :class:`StoreDatabase`, not the session store: status reads run tables
+    only and need not import the SDK (about a second of CPU) to do it."""
     import os
 
-    from flower.stores.sqlite import SqliteSessionStore
+    from flower.stores.database import StoreDatabase
 
     target = os.environ.get("FLOWER_STORE_URL") or str(run_dir / "sessions.db")
     if "://" not in target and not Path(target).is_file():
         return []
-    store = SqliteSessionStore(target)
+    database = StoreDatabase(target)
     try:
-        return read(store)
+        return read(database)
     finally:
-        store.close()
+        database.close()
 
 
 def runs_in_store(run_dir: Path) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ import sqlalchemy as sa
 import flower
 from flower.stores.engine import WRITE, describe, make_engine
 from flower.stores.errors import StoreError
-from flower.stores.schema import TABLES, VERSION_TABLE
+from flower.stores.schema import SCHEMA_REVISION, TABLES, VERSION_TABLE
 from flower.stores.url import display, sqlite_path, to_url
 
 if TYPE_CHECKING:
@@ -92,6 +92,15 @@ def current_revision(connection: sa.Connection) -> str | None:
     ).get_current_revision()
 
 
+def _stored_revision(connection: sa.Connection) -> str | None:
+    """The revision in the version table, read with plain SQL; ``None`` when there is no
+    table or not exactly one row (alembic's own reading then decides what that means)."""
+    if not sa.inspect(connection).has_table(VERSION_TABLE):
+        return None
+    rows = connection.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}")).all()
+    return str(rows[0][0]) if len(rows) == 1 else None
+
+
 def ensure_schema(engine: sa.Engine, *, upgrade_old: bool) -> None:
     """Check (and create or upgrade) the schema of ``engine``'s database.
 
@@ -102,6 +111,8 @@ def ensure_schema(engine: sa.Engine, *, upgrade_old: bool) -> None:
     try:
         with engine.connect().execution_options(**WRITE) as connection, connection.begin():
             _serialize_schema_changes(connection)
+            if _stored_revision(connection) == SCHEMA_REVISION:
+                return  # the usual case, answered without alembic
             current = current_revision(connection)
             target = head()
             if current == target:

@@ -3,8 +3,8 @@
 The seed calls it the SQLite store because SQLite is the embedded default
 (``run_dir/sessions.db``), but the same class works on any SQLAlchemy URL: give it a
 path for SQLite or a URL such as ``postgresql+psycopg://user@host/db`` (JSON is then
-stored as JSONB). The schema is managed by alembic (:mod:`flower.stores.migrate`):
-opening a store checks it, creates it in a new database and upgrades an embedded one.
+stored as JSONB). Opening the database, its schema and flower's run tables come from
+:class:`~flower.stores.database.StoreDatabase`; this module adds the transcripts.
 
 Why the database work runs in a worker thread: the SDK calls ``append`` from the event
 loop that also reads the CLI's output stream, so a write that waits for another
@@ -18,8 +18,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,9 +34,8 @@ from claude_agent_sdk.types import (
     SessionSummaryEntry,
 )
 
-from flower.stores import migrate
-from flower.stores.engine import WRITE, describe, dumps, make_engine, pg_dumps, pg_loads
-from flower.stores.errors import StoreError
+from flower.stores.database import StoreDatabase
+from flower.stores.engine import WRITE, dumps, pg_dumps, pg_loads
 from flower.stores.lines import RepeatedStrings, check_objects, find_bad_json
 from flower.stores.schema import entries as entries_t
 from flower.stores.schema import meta as meta_t
@@ -57,7 +55,6 @@ from flower.stores.statements import (
     key_of,
 )
 from flower.stores.transcript import latest_context_tokens
-from flower.stores.url import display, sqlite_path, to_url
 
 T = TypeVar("T")
 
@@ -70,7 +67,7 @@ _SQLITE_LOAD = (
 WRITE_ATTEMPTS = 3
 
 
-class SqliteSessionStore(SessionStore):
+class SqliteSessionStore(StoreDatabase, SessionStore):
     """Transcripts in three tables (entries / meta / summaries), keyed
     ``project_key/session_id[/subpath]``.
 
@@ -92,14 +89,12 @@ class SqliteSessionStore(SessionStore):
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.url = to_url(path)
-        self.path: Path | None = sqlite_path(self.url)
+        super().__init__(path)
         self._last_mtime = 0
         self._clock = threading.Lock()
         #: Summaries this process wrote last, reused while the key's stored mtime shows
         #: nobody else has written since (saves reading the summary back every batch).
         self._summaries: dict[tuple[str, str], SessionSummaryEntry] = {}
-        self._engine = make_engine(self.url)
         #: ``INSERT ... ON CONFLICT DO NOTHING`` where the database has it; elsewhere the
         #: uuids already stored are looked up first (under the same row lock).
         postgres = self._engine.dialect.name == "postgresql"
@@ -125,19 +120,6 @@ class SqliteSessionStore(SessionStore):
             )
             .order_by(entries_t.c.id)
         )
-        try:
-            # Only an embedded database is upgraded in place; a server may be shared.
-            migrate.ensure_schema(self._engine, upgrade_old=self._engine.dialect.name == "sqlite")
-        except BaseException:
-            self._engine.dispose()
-            raise
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({display(self.url)!r})"
-
-    def close(self) -> None:
-        """Release pooled connections (the store reopens them if used again)."""
-        self._engine.dispose()
 
     # --- the clock --------------------------------------------------------------------
 
@@ -215,50 +197,6 @@ class SqliteSessionStore(SessionStore):
         )
         return [key for (key,) in await self._in_thread(self._read, query)]
 
-    def record_step(self, run_id: str, workspace: str, host: str, row: dict[str, Any]) -> None:
-        """Add a finished step to the run list (:mod:`flower.stores.steps`); synchronous:
-        the Runtime calls it from its own bookkeeping, next to the manifest write."""
-        from flower.stores.steps import record_step
-
-        with self._errors():
-            record_step(self._engine, run_id, workspace, host, row)
-
-    def runs(self) -> list[dict[str, Any]]:
-        """Every run in the store, newest first (:func:`flower.stores.steps.runs`)."""
-        from flower.stores.steps import runs
-
-        with self._errors():
-            return runs(self._engine)
-
-    def record_ruling(self, row: Mapping[str, Any]) -> None:
-        """Add a judge's verdict or a human's override of one to the judge ledger
-        (:func:`flower.stores.ledger.record_ruling`); synchronous, as ``record_step``."""
-        from flower.stores.ledger import record_ruling
-
-        with self._errors():
-            record_ruling(self._engine, row)
-
-    def rulings(self, run_id: str | None = None) -> list[dict[str, Any]]:
-        """The judge ledger in order, one run's or all (:func:`flower.stores.ledger.rulings`)."""
-        from flower.stores.ledger import rulings
-
-        with self._errors():
-            return rulings(self._engine, run_id)
-
-    def save_lineage(self, run_id: str, host: str, data: dict[str, Any]) -> None:
-        """Keep a run's lineage document (:mod:`flower.stores.lineages`); synchronous."""
-        from flower.stores.lineages import save_lineage
-
-        with self._errors():
-            save_lineage(self._engine, run_id, host, data)
-
-    def load_lineage(self, run_id: str) -> dict[str, Any] | None:
-        """A run's lineage document, or ``None`` (:mod:`flower.stores.lineages`)."""
-        from flower.stores.lineages import load_lineage
-
-        with self._errors():
-            return load_lineage(self._engine, run_id)
-
     async def copy_sessions(self, old_project: str, new_project: str, ids: list[str]) -> int:
         """Copy sessions to another project key (a moved workspace); see
         :func:`flower.stores.rekey.copy_sessions`. How many were copied."""
@@ -274,19 +212,6 @@ class SqliteSessionStore(SessionStore):
 
     async def _in_thread(self, work: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(work, *args)
-
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
-        try:
-            yield
-        except StoreError:
-            raise
-        except sa.exc.SQLAlchemyError as exc:
-            raise describe(exc, self.url) from None
-
-    def _read(self, query: sa.Select[Any]) -> list[Any]:
-        with self._errors(), self._engine.connect() as connection:
-            return list(connection.execute(query).all())
 
     def _append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         check_objects(key, entries)

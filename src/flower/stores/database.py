@@ -1,0 +1,115 @@
+"""StoreDatabase: the session store's database, opened without the SDK.
+
+A store is one database holding two kinds of thing: the CLI's transcripts (the SDK's
+``SessionStore`` protocol, :class:`~flower.stores.sqlite.SqliteSessionStore`) and what
+flower keeps about runs (the run list, the judge ledger, lineages). Reading the second
+must not cost what the first does: importing the SDK pulls in its MCP types, about a
+second of CPU, which ``flower status`` would pay only to count a few rows. So opening the
+database (creating or upgrading its schema), turning driver errors into one-line
+:class:`~flower.stores.errors.StoreError`\\ s, and the run tables live here, and the
+session store builds on this class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from flower.stores import migrate
+from flower.stores.engine import describe, make_engine
+from flower.stores.errors import StoreError
+from flower.stores.url import display, sqlite_path, to_url
+
+__all__ = ["StoreDatabase"]
+
+
+class StoreDatabase:
+    """The store's database: its schema checked at construction, and the run tables.
+
+    :param path: A file path for SQLite (parent folders are created), or any SQLAlchemy
+        URL. A corrupt file, an unknown scheme, an unreachable server or a schema that
+        needs ``flower db upgrade`` raise :class:`~flower.stores.errors.StoreError`
+        here, at construction. An embedded SQLite file of an older revision is upgraded
+        in place; a server's schema is only checked (other machines may share it).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.url = to_url(path)
+        self.path: Path | None = sqlite_path(self.url)
+        self._engine = make_engine(self.url)
+        try:
+            migrate.ensure_schema(self._engine, upgrade_old=self._engine.dialect.name == "sqlite")
+        except BaseException:
+            self._engine.dispose()
+            raise
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({display(self.url)!r})"
+
+    def close(self) -> None:
+        """Release pooled connections (the database reopens them if used again)."""
+        self._engine.dispose()
+
+    # --- the run tables: synchronous, called from flower's own bookkeeping ------------
+
+    def record_step(self, run_id: str, workspace: str, host: str, row: dict[str, Any]) -> None:
+        """Add a finished step to the run list (:mod:`flower.stores.steps`)."""
+        from flower.stores.steps import record_step
+
+        with self._errors():
+            record_step(self._engine, run_id, workspace, host, row)
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run in the store, newest first (:func:`flower.stores.steps.runs`)."""
+        from flower.stores.steps import runs
+
+        with self._errors():
+            return runs(self._engine)
+
+    def record_ruling(self, row: Mapping[str, Any]) -> None:
+        """Add a judge's verdict or a human's override of one to the judge ledger
+        (:func:`flower.stores.ledger.record_ruling`)."""
+        from flower.stores.ledger import record_ruling
+
+        with self._errors():
+            record_ruling(self._engine, row)
+
+    def rulings(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """The judge ledger in order, one run's or all (:func:`flower.stores.ledger.rulings`)."""
+        from flower.stores.ledger import rulings
+
+        with self._errors():
+            return rulings(self._engine, run_id)
+
+    def save_lineage(self, run_id: str, host: str, data: dict[str, Any]) -> None:
+        """Keep a run's lineage document (:mod:`flower.stores.lineages`)."""
+        from flower.stores.lineages import save_lineage
+
+        with self._errors():
+            save_lineage(self._engine, run_id, host, data)
+
+    def load_lineage(self, run_id: str) -> dict[str, Any] | None:
+        """A run's lineage document, or ``None`` (:mod:`flower.stores.lineages`)."""
+        from flower.stores.lineages import load_lineage
+
+        with self._errors():
+            return load_lineage(self._engine, run_id)
+
+    # --- plumbing ---------------------------------------------------------------------
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except StoreError:
+            raise
+        except sa.exc.SQLAlchemyError as exc:
+            raise describe(exc, self.url) from None
+
+    def _read(self, query: sa.Select[Any]) -> list[Any]:
+        with self._errors(), self._engine.connect() as connection:
+            return list(connection.execute(query).all())
