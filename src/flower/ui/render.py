@@ -21,7 +21,6 @@ every event.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import threading
 import time
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from flower.core.text import one_line
 from flower.ui.countdown import Countdown
+from flower.ui.formats import duration, gist, kilo, plural, tilde
 from flower.ui.sanitize import cells, fit
 from flower.ui.terminal import Terminal
 
@@ -41,8 +41,6 @@ __all__ = ["Renderer", "View", "plural", "renderer_for"]
 
 #: Tool names that hand work to a subagent.
 DISPATCH_TOOLS = frozenset({"Task", "Agent"})
-#: Input keys that say most about a tool call, most telling first.
-GIST_KEYS = ("command", "file_path", "pattern", "path", "url", "query", "description", "prompt")
 #: Cells of a step header's rule.
 RULE = 60
 
@@ -73,47 +71,11 @@ def renderer_for(terminal: Terminal, *, verbose: bool = False) -> View:
     return view if view is not None else Renderer(terminal, verbose=verbose)
 
 
-def plural(n: int, word: str) -> str:
-    """``1 turn``, ``2 turns``."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _k(tokens: Any) -> str:
-    n = int(tokens or 0)
-    return f"{n / 1000:.1f}K" if n >= 1000 else str(n)
-
-
-def _secs(seconds: float) -> str:
-    s = round(max(0.0, seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m {s % 60:02d}s"
-    return f"{s // 3600}h {s % 3600 // 60:02d}m"
-
-
-def _home(path: Path | str) -> str:
-    text = str(path)
-    home = os.path.expanduser("~")
-    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
-        return "~" + text[len(home) :]
-    return text
-
-
 def _stdin_is_tty() -> bool:
     try:
         return sys.stdin is not None and sys.stdin.isatty()
     except (AttributeError, OSError, ValueError):
         return False
-
-
-def _gist(data: Any, limit: int = 100) -> str:
-    if isinstance(data, dict):
-        for key in GIST_KEYS:
-            if data.get(key):
-                return one_line(str(data[key]), limit)
-        return one_line(", ".join(f"{k}={v}" for k, v in data.items()), limit)
-    return one_line(str(data or ""), limit)
 
 
 class Renderer:
@@ -187,9 +149,9 @@ class Renderer:
                 try:
                     handler(event.payload, event.step)
                 except Exception:  # a payload of another shape: shown raw, never raised
-                    self._say(f"{kind}: {_gist(event.payload, 160)}", "dim")
+                    self._say(f"{kind}: {gist(event.payload, 160)}", "dim")
             elif self.verbose:
-                self._say(f"{kind}: {_gist(event.payload, 160)}", "dim")
+                self._say(f"{kind}: {gist(event.payload, 160)}", "dim")
 
     def banner(self, state: dict[str, Any], *, context: int, workspace: Path) -> None:
         """The wake banner: where the run continues and what it carries.
@@ -198,7 +160,7 @@ class Renderer:
         last context size (0 when unknown). Goal checks and context are shown only when
         known; "brief confirmed" only when the brief is frozen.
         """
-        where = _home(workspace)
+        where = tilde(workspace)
         woke = int(state.get("woke") or 0)
         if not state.get("waking") and not state.get("steps"):
             self._say(f"* new run in {where}", "bold")
@@ -208,7 +170,7 @@ class Renderer:
         if checks > 0:
             parts.append(plural(checks, "goal check"))
         if context > 0:
-            parts.append(f"work context {_k(context)}")
+            parts.append(f"work context {kilo(context)}")
         parts.append(f"wake #{woke + 1}")
         self._say(f"<- continuing in {where}  " + " - ".join(parts), "bold")
         if state.get("drift"):
@@ -226,8 +188,8 @@ class Renderer:
         """The closing line: how it ended, total cost, wall time, the manifest's path."""
         with self._lock:
             self._countdown.stop()
-            facts = f"total ${cost:.4f} - {_secs(time.monotonic() - self.started)}"
-            where = f"manifest: {_home(manifest)}"
+            facts = f"total ${cost:.4f} - {duration(time.monotonic() - self.started)}"
+            where = f"manifest: {tilde(manifest)}"
             if ok and not failed_at and not aborted:
                 self._say(f"* done - {facts} - {where}", "bold green")
                 return
@@ -271,7 +233,7 @@ class Renderer:
         for check in checks:
             self._say(f"- {check}", "yellow", indent=4)
         if p.get("path"):
-            self._say(f"(edit {_home(p['path'])} to change them)", "dim", indent=4)
+            self._say(f"(edit {tilde(p['path'])} to change them)", "dim", indent=4)
 
     def _verdict(self, p: dict[str, Any], step: str | None) -> None:
         state = p.get("state") or ""
@@ -396,13 +358,13 @@ class Renderer:
                 self._say(f"> {name}", "dim")
             return
         if p.get("subagent"):
-            self._say(f"> {name}({_gist(data, 80)})", "dim cyan", indent=4)
+            self._say(f"> {name}({gist(data, 80)})", "dim cyan", indent=4)
         elif name in DISPATCH_TOOLS:
             who = data.get("subagent_type") or "agent"
             what = one_line(str(data.get("description") or data.get("prompt") or ""), 100)
             self._say(f">> {who}: {what}", "bold magenta")
         else:
-            self._say(f"> {name}({_gist(data)})", "cyan")
+            self._say(f"> {name}({gist(data)})", "cyan")
 
     def _tool_result(self, p: dict[str, Any], step: str | None) -> None:
         indent = 6 if p.get("subagent") else 2
@@ -414,19 +376,19 @@ class Renderer:
     def _context(self, p: dict[str, Any], step: str | None) -> None:
         self.context = int(p.get("used") or 0)
         if self.verbose:
-            self._say(f"context {_k(self.context)} / {_k(p.get('window'))}", "dim")
+            self._say(f"context {kilo(self.context)} / {kilo(p.get('window'))}", "dim")
 
     def _handoff(self, p: dict[str, Any], step: str | None) -> None:
         phase = p.get("phase")
         if phase == "near":
             self._say(
-                f"~ context {_k(p.get('used'))}: a handoff comes at {_k(p.get('at'))}", "yellow"
+                f"~ context {kilo(p.get('used'))}: a handoff comes at {kilo(p.get('at'))}", "yellow"
             )
         elif phase == "writing":
-            self._say(f"~ context full ({_k(p.get('used'))}): writing the handoff...", "yellow")
+            self._say(f"~ context full ({kilo(p.get('used'))}): writing the handoff...", "yellow")
         elif phase == "done":
             kind = "a mechanical handoff" if p.get("degraded") else "the handoff"
-            where = f" -> {_home(p['path'])}" if p.get("path") else ""
+            where = f" -> {tilde(p['path'])}" if p.get("path") else ""
             self._say(f"* {kind} is written{where}; continuing in a new session", "yellow")
 
     def _retry(self, p: dict[str, Any], step: str | None) -> None:
@@ -446,8 +408,8 @@ class Renderer:
         nxt = float(p.get("next_probe_in") or 0)
         if not self._offline_streak or not self.terminal.is_tty:
             self._say(
-                f"! offline: {where} unreachable for {_secs(waited)}; probing every"
-                f" {_secs(nxt)}, giving up after {_secs(float(p.get('max_wait') or 0))}",
+                f"! offline: {where} unreachable for {duration(waited)}; probing every"
+                f" {duration(nxt)}, giving up after {duration(float(p.get('max_wait') or 0))}",
                 "yellow",
             )
         self._offline_streak = True
@@ -455,7 +417,7 @@ class Renderer:
         self._countdown.start(
             lambda left: (
                 f"~ offline: waiting for {where} for"
-                f" {_secs(time.monotonic() - started)} - next probe in {math.ceil(left)}s"
+                f" {duration(time.monotonic() - started)} - next probe in {math.ceil(left)}s"
             ),
             nxt,
         )
@@ -470,8 +432,8 @@ class Renderer:
             f"${float(p.get('cost_usd') or 0):.4f}",
         ]
         if p.get("context"):
-            facts.append(f"context {_k(p['context'])}")
-        facts.append(_secs(float(p.get("duration_s") or 0)))
+            facts.append(f"context {kilo(p['context'])}")
+        facts.append(duration(float(p.get("duration_s") or 0)))
         if int(p.get("attempts") or 1) > 1:
             facts.append(plural(int(p["attempts"]), "attempt"))
         name = step or "step"
