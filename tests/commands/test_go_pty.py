@@ -188,7 +188,9 @@ def test_ctrl_c_twice_quits_with_130_and_the_step_in_the_manifest(
     assert run.finish() == 130, run.text[-3000:]
     work = [row for row in manifest(workspace) if row["step"] == "干活"]
     assert work and not work[0]["ok"] and work[0]["session_id"]
+    assert work[0]["error"] == "stopped: interrupted before it finished"
     assert "Traceback" not in run.text and "quit" in run.text
+    assert "~ 干活 stopped" in run.text and "Error" not in run.text  # no class names
 
 
 def test_side_questions_and_an_inbox_line_while_it_works(

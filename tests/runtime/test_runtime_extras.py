@@ -286,3 +286,16 @@ def test_the_child_sees_no_handler_after_the_block() -> None:
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert out.stdout.strip() == "True", out.stderr
+
+
+def test_what_stopped_a_step_is_said_in_words_not_a_class_name() -> None:
+    import asyncio
+
+    from flower.core.result import STOPPED, stopped_by
+
+    assert stopped_by(KeyboardInterrupt()) == "stopped: interrupted before it finished"
+    assert stopped_by(asyncio.CancelledError()) == stopped_by(KeyboardInterrupt())
+    assert stopped_by(SystemExit(143)) == "stopped: the process was exiting"
+    assert stopped_by(RuntimeError("disk\nfull  now")) == "stopped: RuntimeError: disk full now"
+    assert stopped_by(RuntimeError()) == "stopped: RuntimeError"
+    assert len(stopped_by(ValueError("x" * 500))) == len(STOPPED) + len("ValueError: ") + 200

@@ -37,6 +37,7 @@ SAMPLE: dict[str, Any] = {
     "max_retries": 3, "retry_delay_ms": 0, "error_status": 529, "choice": "accept",
     "files": [{"path": "/ws/CLAUDE.md", "action": "appended", "warning": "2 start markers"}],
     "mechanical": False, "why": "", "audited": 2, "open_items": {"mail": 1, "failed_check": 1},
+    "stopped": False,
 }  # fmt: skip
 #: Every value an enumerated payload field takes.
 VARIANTS: dict[str, list[dict[str, Any]]] = {
@@ -47,7 +48,8 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
     "handoff": [{"phase": p} for p in ("near", "writing", "done")]
     + [{"phase": "done", "degraded": True}],
     "system": [{"subtype": "init"}, {"subtype": "api_retry"}],
-    "result": [{"ok": True}, {"ok": False}],
+    "result": [{"ok": True}, {"ok": False},
+               {"ok": False, "stopped": True, "error": "stopped: the process was exiting"}],
     "tool": [{}, {"subagent": True}, {"name": "Agent",
              "input": {"subagent_type": "coder", "description": "写 hello.txt"}},
              {"name": "mcp__human__ask"}],
@@ -197,6 +199,9 @@ def test_text_thinking_and_turns() -> None:
                          "attempts": 1, "context": 0}, step="a"),
         Event("result", {"ok": False, "num_turns": 2, "cost_usd": 0.02, "duration_s": 75,
                          "attempts": 3, "context": 1500, "error": "budget"}, step="b"),
+        Event("result", {"ok": False, "num_turns": 0, "cost_usd": 0, "duration_s": 9,
+                         "error": "stopped: interrupted before it finished", "stopped": True},
+              step="c"),
     )  # fmt: skip
     assert text.splitlines() == [
         "第一行",
@@ -204,6 +209,8 @@ def test_text_thinking_and_turns() -> None:
         "* a done - 1 turn - $0.0100 - 1s",
         "x b failed - 2 turns - $0.0200 - context 1.5K - 1m 15s - 3 attempts",
         "  budget",
+        "~ c stopped - 0 turns - $0.0000 - 9s",
+        "  interrupted before it finished",
     ]
     assert plural(1, "turn") == "1 turn" and plural(0, "turn") == "0 turns"
     verbose = show(Event("thinking", {"text": "hmm", "subagent": False}), verbose=True)

@@ -8,10 +8,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["KILLED", "StepResult"]
+__all__ = ["KILLED", "STOPPED", "StepResult", "stopped_by"]
 
 #: ``StepResult.error`` of a step that was in flight when a signal ended the process.
 KILLED = "killed-by-signal"
+#: How ``StepResult.error`` begins when something outside the step ended it before it
+#: finished (a quit, an exiting process): the step did not fail, it was stopped.
+STOPPED = "stopped: "
+
+
+def stopped_by(exc: BaseException) -> str:
+    """The error of a step that ``exc`` ended from outside, in words a user reads on the
+    terminal and in the manifest (not an exception's class name alone)."""
+    import asyncio
+
+    if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
+        return STOPPED + "interrupted before it finished"
+    if isinstance(exc, SystemExit):
+        return STOPPED + "the process was exiting"
+    detail = " ".join(str(exc).split())[:200]
+    return STOPPED + (f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__)
 
 
 @dataclass

@@ -33,7 +33,7 @@ from flower.core.handoff import is_overflow
 from flower.core.manifest import Manifest, manifest_row, mirror_step, new_run_id
 from flower.core.relay import hand_off
 from flower.core.resilience import Resilience, classify, endpoint
-from flower.core.result import KILLED, StepResult
+from flower.core.result import KILLED, STOPPED, StepResult, stopped_by
 from flower.core.signals import DEFAULT_SIGNALS
 from flower.core.signals import rescue_on_signals as _rescue_on_signals
 from flower.core.workbench import Workbench
@@ -421,7 +421,7 @@ class Runtime:
         except BaseException as exc:
             if not result.error or result.ok:
                 result.ok = False
-                result.error = f"stopped: {type(exc).__name__}"
+                result.error = stopped_by(exc)
             raise
         finally:
             self._finish(result, on_event)
@@ -489,7 +489,8 @@ class Runtime:
                 "result",
                 {"ok": result.ok, "session_id": result.session_id, "cost_usd": result.cost_usd,
                  "num_turns": result.num_turns, "error": result.error, "context": result.context,
-                 "attempts": result.attempts, "duration_s": result.duration_s},
+                 "attempts": result.attempts, "duration_s": result.duration_s,
+                 "stopped": not result.ok and (result.error or "").startswith(STOPPED)},
                 step=result.step,
             ),
             on_event,

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from flower.core.result import STOPPED
 from flower.core.text import one_line
 from flower.ui.countdown import Countdown
 from flower.ui.formats import duration, gist, kilo, plural, tilde
@@ -439,6 +440,11 @@ class Renderer:
         name = step or "step"
         if p.get("ok"):
             self._say(f"* {name} done - " + " - ".join(facts), "green")
+        elif p.get("stopped"):  # a quit or an exit ended it: not the step's own failure
+            self._say(f"~ {name} stopped - " + " - ".join(facts), "yellow")
+            why = str(p.get("error") or "").removeprefix(STOPPED)
+            if why:
+                self._say(one_line(why, 400), "yellow", indent=2)
         else:
             self._say(f"x {name} failed - " + " - ".join(facts), "red")
             if p.get("error"):
