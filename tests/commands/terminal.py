@@ -24,14 +24,18 @@ _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Za-z0-9]|\x1b[=>]|\
 
 
 class Flower:
-    """One ``flower`` run in a 40x120 pty; ``raw`` keeps every byte it printed."""
+    """One ``flower`` run in a 40x120 pty; ``raw`` keeps every byte it printed.
 
-    def __init__(self, *args: str, cwd: Path, env: dict[str, str] | None = None) -> None:
+    ``program`` runs something that runs flower instead (container/flower-box)."""
+
+    def __init__(
+        self, *args: str, cwd: Path, env: dict[str, str] | None = None, program: str = FLOWER
+    ) -> None:
         full_env = {**os.environ, "TERM": "xterm-256color", **(env or {})}
         full_env.pop("NO_COLOR", None)
         self.log = io.StringIO()
         self.child = pexpect.spawn(
-            FLOWER,
+            program,
             list(args),
             cwd=str(cwd),
             env=full_env,
