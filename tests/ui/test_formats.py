@@ -21,7 +21,8 @@ def test_counts_and_token_totals() -> None:
 @pytest.mark.parametrize(
     ("seconds", "shown"),
     [(-5, "0s"), (0.4, "0s"), (59.4, "59s"), (59.6, "1m 00s"), (65, "1m 05s"),
-     (3599, "59m 59s"), (3600, "1h 00m"), (7620, "2h 07m")],
+     (3599, "59m 59s"), (3600, "1h 00m"), (5400, "1h 30m"), (7199, "1h 59m"),
+     (7620, "2h 07m")],
 )  # fmt: skip
 def test_durations_round_to_the_second_and_change_unit_at_a_minute_and_an_hour(
     seconds: float, shown: str
@@ -47,3 +48,4 @@ def test_a_tool_calls_gist_is_its_most_telling_input() -> None:
     assert gist("line one\nline two") == "line one line two"
     assert gist(None) == ""
     assert len(gist({"command": "x" * 500}, limit=40)) <= 40
+    assert len(gist({"command": "y" * 500})) == 100  # the default: one line of a terminal
