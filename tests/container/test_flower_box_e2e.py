@@ -65,6 +65,15 @@ def box_env(
     return env
 
 
+@pytest.fixture
+def project(scripted_model: ScriptedModel, tmp_path: Path) -> Path:
+    """An empty project, the model playing the starter demo (examples/starter-demo.json)."""
+    scripted_model.play(load_script(DEMO))
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    return folder
+
+
 def box(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(BOX), *args], cwd=cwd, env=env, capture_output=True, text=True,
@@ -73,11 +82,8 @@ def box(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProce
 
 
 def test_a_run_in_the_box_writes_the_project_as_you_and_the_host_continues_it(
-    scripted_model: ScriptedModel, box_env: dict[str, str], tmp_path: Path
+    scripted_model: ScriptedModel, box_env: dict[str, str], project: Path
 ) -> None:
-    scripted_model.play(load_script(DEMO))
-    project = tmp_path / "proj"
-    project.mkdir()
     done = box(box_env, project, "--timeout", "0", "写个 hello.txt")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "* done - total $" in done.stdout and "Traceback" not in done.stderr
@@ -101,11 +107,8 @@ def test_a_run_in_the_box_writes_the_project_as_you_and_the_host_continues_it(
 
 
 def test_ctrl_c_twice_in_a_terminal_quits_the_box_with_130(
-    scripted_model: ScriptedModel, box_env: dict[str, str], tmp_path: Path
+    box_env: dict[str, str], project: Path
 ) -> None:
-    scripted_model.play(load_script(DEMO))
-    project = tmp_path / "proj"
-    project.mkdir()
     run = Flower("写个 hello.txt", cwd=project, env=box_env, program=str(BOX))
     run.expect("CRLF", timeout=180)  # the clarifier's question, asked inside the box
     run.ctrl_c()
