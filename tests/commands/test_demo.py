@@ -46,6 +46,8 @@ def test_the_readme_demo_runs_offline_from_a_clean_folder(tmp_path: Path) -> Non
         assert (demo / "hello.txt").read_text() == "hi"
         for seen in ("确认需求", "1/3", "not yet", "achieved", "done - total $"):
             assert seen in run.text, seen
+        # The judge's own answer is summed up by the verdict line, not printed before it.
+        assert "## 结论" not in run.text and run.text.count("逐条核对过") == 1
         assert "left a note for the next tool in CLAUDE.md (created), AGENTS.md (created)" in (
             " ".join(run.text.split())
         )

@@ -37,7 +37,7 @@ SAMPLE: dict[str, Any] = {
     "max_retries": 3, "retry_delay_ms": 0, "error_status": 529, "choice": "accept",
     "files": [{"path": "/ws/CLAUDE.md", "action": "appended", "warning": "2 start markers"}],
     "mechanical": False, "why": "", "audited": 2, "open_items": {"mail": 1, "failed_check": 1},
-    "stopped": False,
+    "stopped": False, "summed_up": False,
 }  # fmt: skip
 #: Every value an enumerated payload field takes.
 VARIANTS: dict[str, list[dict[str, Any]]] = {
@@ -54,7 +54,7 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
              "input": {"subagent_type": "coder", "description": "写 hello.txt"}},
              {"name": "mcp__human__ask"}],
     "tool_result": [{"error": True}, {"error": False}, {"error": True, "subagent": True}],
-    "text": [{}, {"subagent": True}],
+    "text": [{}, {"subagent": True}, {"summed_up": True}],
     "step": [{"resumed": True}, {"resumed": False}],
     "override": [{"choice": c} for c in ("accept", "change_goal", "misjudged")],
     "bequest": [{"mechanical": True, "why": "HTTP 400"}, {"files": []}],
@@ -215,6 +215,8 @@ def test_text_thinking_and_turns() -> None:
     assert plural(1, "turn") == "1 turn" and plural(0, "turn") == "0 turns"
     verbose = show(Event("thinking", {"text": "hmm", "subagent": False}), verbose=True)
     assert "hmm" in verbose
+    ruling = Event("text", {"text": "## 结论\n已达成", "subagent": False, "summed_up": True})
+    assert show(ruling) == "" and "已达成" in show(ruling, verbose=True)
 
 
 def test_the_clis_own_retries_are_shown() -> None:

@@ -340,6 +340,8 @@ class Renderer:
         text = str(p.get("text") or "").strip()
         if not text:
             return
+        if p.get("summed_up") and not self.verbose:
+            return  # a later event says it shorter (the judge's ruling: the verdict line)
         if not p.get("subagent"):
             self._say(text)
         elif self.verbose:

@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.core.events import Event, emit
+from flower.core.events import Event, EventCallback, emit
 from flower.core.goal import Goal, Verdict
 from flower.core.ledger import override_row, record, verdict_row
 from flower.core.roles import judge
@@ -153,6 +153,19 @@ def goal_step(
     )
 
 
+def _summed_up(on_event: EventCallback) -> EventCallback:
+    """``on_event`` with the ruling's own words marked ``summed_up``: the ``verdict`` event
+    that follows says the same (state, reason, failed checks), so a view shows them only
+    when asked for everything (``flower -v``); the record keeps them whole."""
+
+    def deliver(event: Event) -> None:
+        if event.kind == "text" and not event.payload.get("subagent"):
+            event = Event(event.kind, {**event.payload, "summed_up": True}, event.step, event.at)
+        on_event(event)
+
+    return deliver
+
+
 def with_goal(
     step: Step,
     channel: Any,
@@ -201,7 +214,7 @@ def with_goal(
                 report=result.text.strip() or "(这一轮没有汇报)",
             ),
             step_name=f"{label}#{round_}",
-            on_event=on_event,
+            on_event=None if on_event is None else _summed_up(on_event),
         )
         verdict = Verdict.parse(ruling.text if ruling.ok else "")
         if not ruling.ok:
