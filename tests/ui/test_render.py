@@ -359,3 +359,44 @@ def test_an_override_and_a_bequest_say_what_happened() -> None:
         "left a note for the next tool in CLAUDE.md (replaced), AGENTS.md (appended)"
         " (assembled mechanically: HTTP 400) ! broken markers"
     ) in flat
+
+
+def test_a_verdict_names_its_round_its_reason_and_each_failed_check() -> None:
+    text = show(
+        Event("verdict", {"round": 1, "rounds": 3, "state": "not_yet", "reason": "缺测试\n证据",
+                          "failed": ["测试通过", "没动别的文件"]}),
+        Event("verdict", {"round": 2, "rounds": 3, "state": "achieved", "reason": "",
+                          "failed": []}),
+        Event("verdict", {"round": 3, "rounds": 3, "state": "unreachable", "reason": "要 macOS"}),
+        Event("verdict", {"state": "odd"}),
+    )  # fmt: skip
+    assert text.splitlines() == [
+        "~ verdict (round 1/3): not yet - 缺测试 证据",
+        "    - 测试通过",
+        "    - 没动别的文件",
+        "* verdict (round 2/3): achieved",
+        "! verdict (round 3/3): unreachable - 要 macOS",
+        "~ verdict (round ?/?): unclear",
+    ]
+
+
+def test_every_way_a_question_settles_has_its_own_line() -> None:
+    def settled(state: str, **extra: Any) -> Event:
+        return Event("ask", {"id": state, "state": state, "question": "LF?", **extra})
+
+    text = show(
+        Event("ask", {"id": "q", "state": "asked", "question": "换行?", "options": ["LF"]}),
+        Event("ask", {"id": "q", "state": "answered", "question": "换行?", "answer": "LF"}),
+        settled("timeout"), settled("declined"), settled("over_budget"),
+        settled("cancelled"), settled("invalid"),
+    )  # fmt: skip
+    assert text.splitlines() == [
+        "? 换行?",
+        "    1) LF",
+        "  -> LF",  # asked before: the question is not repeated
+        "? LF?", "  -> no answer, the agent decides",  # settled at once: shown with it
+        "? LF?", "  -> declined; the agent decides",
+        "? LF?", "  -> no questions left; the agent decides",
+        "? LF?", "  -> question withdrawn",
+        "! the agent asked an empty question",
+    ]  # fmt: skip
