@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from flower.testing import need
+
 PG_URL = os.environ.get("FLOWER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
@@ -42,10 +44,7 @@ def _libpq(url: str) -> str:
 def pg_schemas() -> Iterator[Callable[[], str]]:
     """Make fresh Postgres schemas; returns a factory of store URLs, each its own schema."""
     problem = _pg_problem()
-    if problem is not None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true requires PostgreSQL: {problem}")
-        pytest.skip(problem)
+    need(problem is None, problem or "")
     import psycopg
 
     made: list[str] = []

@@ -351,3 +351,15 @@ def test_the_shipped_example_script_is_valid() -> None:
     script = load_script(Path(__file__).parents[2] / "examples" / "offline-demo.json")
     (main,) = script.conversations
     assert main.turns[0].tools[0].name == "Bash" and main.turns[1].faults == (529,)
+
+
+def test_need_skips_with_the_reason_and_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flower.testing import pytest_plugin
+
+    pytest_plugin.need(True, "never said")  # met: nothing happens
+    monkeypatch.setattr(pytest_plugin, "IN_CI", False)
+    with pytest.raises(pytest.skip.Exception, match="no server here"):
+        pytest_plugin.need(False, "no server here")
+    monkeypatch.setattr(pytest_plugin, "IN_CI", True)
+    with pytest.raises(pytest.fail.Exception, match=r"no server here \(CI=true: this must run\)"):
+        pytest_plugin.need(False, "no server here")

@@ -9,7 +9,6 @@ tests, the tests skip with the reason, except under ``CI=true``, where that is a
 from __future__ import annotations
 
 import importlib.util
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,8 @@ from typing import Any
 
 import pytest
 
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+from flower.testing import need
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 
@@ -27,14 +27,6 @@ PLUGIN = importlib.util.find_spec("flower_plugin_web") is not None
 NOT_INSTALLED = (
     "flower-plugin-web is not installed: pip install './plugins/flower-plugin-web[test]'"
 )
-
-
-def need(condition: bool, reason: str) -> None:
-    """Skip (with the reason) when ``condition`` is false; under ``CI=true``, fail."""
-    if not condition:
-        if IN_CI:
-            pytest.fail(f"{reason} (CI=true: this must run)", pytrace=False)
-        pytest.skip(reason, allow_module_level=True)
 
 
 @pytest.fixture(autouse=True)

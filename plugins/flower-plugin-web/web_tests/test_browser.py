@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from flower.testing import ScriptedModel, bash, conversation, text, tool
+from flower.testing import ScriptedModel, bash, conversation, need, text, tool
 
 from . import scripts as W
-from .conftest import NOT_INSTALLED, PLUGIN, need
+from .conftest import NOT_INSTALLED, PLUGIN
 
 pytestmark = pytest.mark.e2e
 need(PLUGIN, NOT_INSTALLED)

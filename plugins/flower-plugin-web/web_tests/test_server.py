@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from flower import HumanChannel
+from flower.testing import need
 
-from .conftest import NOT_INSTALLED, PLUGIN, need
+from .conftest import NOT_INSTALLED, PLUGIN
 
 need(PLUGIN, NOT_INSTALLED)
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from flower.testing import ScriptedModel, text
+from flower.testing import ScriptedModel, need, text
 
 from . import scripts as W
-from .conftest import NOT_INSTALLED, PLUGIN, need
+from .conftest import NOT_INSTALLED, PLUGIN
 
 pytestmark = pytest.mark.e2e
 need(PLUGIN, NOT_INSTALLED)

@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "inbox": "script",
     "load_script": "script",
     "message_text": "server",
+    "need": "pytest_plugin",
     "offline_env": "env",
     "text": "script",
     "tool": "script",
@@ -57,6 +58,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from .env import offline_env
+    from .pytest_plugin import need
     from .script import (
         Conversation,
         Fault,

@@ -16,6 +16,9 @@
     (``@pytest.fixture(autouse=True) def _offline(offline): ...``) and no test of the
     suite can reach a real model API or the user's own settings.
 
+And one helper, ``flower.testing.need(condition, reason)``: skip with the reason when a
+test's server, browser or plugin is missing, but fail under ``CI=true``.
+
 Example::
 
     import pytest
@@ -33,6 +36,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,6 +44,19 @@ import pytest
 
 from .env import DEAD_LOOPBACK, offline_env
 from .server import ScriptedModel
+
+#: ``CI`` set to a true value: a test that needs a server, a browser or an installed
+#: plugin must run there, so :func:`need` fails instead of skipping.
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def need(condition: bool, reason: str) -> None:
+    """Skip the test (or, at module level, the module) with ``reason`` when ``condition``
+    is false; under ``CI=true`` fail instead, so a missing service is never a green run."""
+    if not condition:
+        if IN_CI:
+            pytest.fail(f"{reason} (CI=true: this must run)", pytrace=False)
+        pytest.skip(reason, allow_module_level=True)
 
 
 @pytest.fixture
