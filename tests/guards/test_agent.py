@@ -167,7 +167,8 @@ def test_every_field_reaches_its_option(workspace: Path, tmp_path: Path) -> None
     assert o.agents == {"coder": coder}
     assert o.mcp_servers == {"srv": {"type": "stdio", "command": "x"}}
     assert o.hooks is not None and o.hooks["PreToolUse"][0] is own
-    assert [m.hooks[0].__name__ for m in o.hooks["PreToolUse"][1:]] == ["whitelist"]
+    assert [m.hooks[0].__name__ for m in o.hooks["PreToolUse"][1:]] == ["wall_hook", "whitelist"]
+    assert o.tools == ["Bash", "Read", "ToolSearch"]  # the main thread's and coder's built-ins
     assert o.env["DISABLE_AUTO_COMPACT"] == "1" and o.env["FOO"] == "1"
     assert o.cwd == str(workspace) and o.add_dirs == [str(tmp_path)]
     assert o.session_store is store and o.session_store_flush == "batched"
@@ -271,7 +272,7 @@ def test_guards_come_through_the_kernel_after_spec_hooks(workspace: Path) -> Non
         pm.unregister(plugin)
     assert seen == [("n", wb, 123), ("m", None, 4000)]
     assert o.hooks is not None and o.hooks["Stop"][0].hooks == [extra]
-    assert [m.hooks[0].__name__ for m in o.hooks["PreToolUse"]] == ["whitelist"]
+    assert [m.hooks[0].__name__ for m in o.hooks["PreToolUse"]] == ["wall_hook", "whitelist"]
     assert [m.hooks[0].__name__ for m in o.hooks["PostToolUse"]] == ["index", "spill"]
 
 

@@ -357,10 +357,13 @@ async def test_isolate_injects_worktree_for_marked_roles_only() -> None:
     assert out["updatedInput"] == {**task, "isolation": "worktree"}
     assert seen == [("coder", {**task, "isolation": "worktree"})]
     assert "isolation" not in task
-    assert decision(await call(m, "Agent", {**task, "isolation": None})) == "allow"
+    # isolation is the role's property: a model's own cwd or isolation cannot switch it off
+    for escape in ({**task, "isolation": None}, {**task, "cwd": "/elsewhere"},
+                   {**task, "isolation": "none", "cwd": "."}):  # fmt: skip
+        out = (await call(m, "Agent", escape))["hookSpecificOutput"]
+        assert out["permissionDecision"] == "allow", escape
+        assert out["updatedInput"] == {**task, "isolation": "worktree"}, escape
     for untouched in (
-        {**task, "cwd": "/elsewhere"},
-        {**task, "isolation": "none"},
         {**task, "subagent_type": "reader"},
         {**task, "subagent_type": "unknown"},
         {"description": "d", "prompt": "p"},
@@ -438,22 +441,27 @@ def test_merge_hooks_extends_in_order_and_keeps_duplicates() -> None:
 def test_spec_guards_for_a_judge_a_coordinator_and_a_worker_like_spec(workspace: Path) -> None:
     wb = Workbench(workspace)
     judge = AgentSpec("裁判", "", allowed_tools=["Read"], workbench=False)
-    assert _kinds(spec_guards(judge, None, 4000)) == {"PreToolUse": ["whitelist"]}
+    assert _kinds(spec_guards(judge, None, 4000)) == {"PreToolUse": ["wall_hook", "whitelist"]}
     coord = AgentSpec("协调者", "", delegate_only=True, glance=True)
     assert _kinds(spec_guards(coord, wb, 4000)) == {
-        "PreToolUse": ["delegate"],
+        "PreToolUse": ["wall_hook", "delegate"],
         "PostToolUse": ["index", "spill"],
     }
     full = AgentSpec("w", "", allowed_tools=["Bash", "Write", "Edit", "NotebookEdit", "Read"])
-    assert spec_guards(full, None, 4000) == {}
-    assert _kinds(spec_guards(full, wb, None)) == {"PostToolUse": ["index"]}
+    assert _kinds(spec_guards(full, None, 4000)) == {"PreToolUse": ["wall_hook"]}
+    assert _kinds(spec_guards(full, wb, None)) == {
+        "PreToolUse": ["wall_hook"],
+        "PostToolUse": ["index"],
+    }
 
 
 def test_spec_guards_keep_the_walls_without_a_workbench() -> None:
     """Deliberate difference from the seed: no workbench must not mean no wall."""
     marked = {"coder": isolated(AgentDefinition("d", "p"))}
     coord = AgentSpec("协调者", "", delegate_only=True, agents=marked)
-    assert _kinds(spec_guards(coord, None, 4000)) == {"PreToolUse": ["delegate", "isolate"]}
+    assert _kinds(spec_guards(coord, None, 4000)) == {
+        "PreToolUse": ["wall_hook", "delegate", "isolate"]
+    }
 
 
 def test_guard_module_does_not_import_the_sdk_at_import_time() -> None:

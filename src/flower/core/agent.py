@@ -144,11 +144,11 @@ class AgentSpec:
     Attributes:
         name: Who this is, for events, the manifest and deny texts; not sent to the CLI.
         instructions: Rules appended to Claude Code's own system prompt.
-        allowed_tools: Tools that run without a permission prompt. Not an exclusive
-            list (the CLI will still offer other tools); the whitelist guard is what
-            makes it exclusive for Bash/Write/Edit/NotebookEdit. Session-wide: a
-            subagent's tools need to be here too, or they stall on a prompt nobody
-            answers.
+        allowed_tools: The tools the main thread may use, and nothing else: the CLI
+            offers only these built-ins (plus those of the subagents), and the tool
+            wall denies the rest in the main thread (:mod:`flower.core.walls`). They
+            also run without a permission prompt, session-wide: a subagent's tools
+            need to be here too, or they stall on a prompt nobody answers.
         disallowed_tools: Tools removed from the session. Session-wide as well: never
             use it to stop a coordinator doing the work, it also disarms its workers;
             use ``delegate_only``.
@@ -209,6 +209,9 @@ def build_options(
     - ``instructions`` (+ ``prelude`` before it, + the workbench's ``prompt_block()``
       after it) -> ``system_prompt={"type": "preset", "preset": "claude_code",
       "append": ...}``: Claude Code's own prompt stays, flower's rules are added.
+    - ``allowed_tools`` and each subagent's ``tools`` -> ``tools`` (the CLI's tool set:
+      only the built-in tools some thread of the role may use exist in the session;
+      :func:`flower.core.walls.wall_for`), and ``allowed_tools`` as is.
     - ``allowed_tools``, ``disallowed_tools``, ``model``, ``effort``, ``max_turns``,
       ``max_budget_usd``, ``permission_mode``, ``agents``, ``mcp_servers`` -> the
       options of the same names.
@@ -247,6 +250,7 @@ def build_options(
     from claude_agent_sdk import ClaudeAgentOptions
 
     from flower.core.guard import merge_hooks, wants_isolation
+    from flower.core.walls import wall_for
     from flower.plugins import get_plugin_manager
 
     if flush not in FLUSH_MODES:
@@ -293,6 +297,7 @@ def build_options(
 
     return ClaudeAgentOptions(
         system_prompt=system_prompt,  # type: ignore[arg-type]
+        tools=wall_for(spec).builtin_tools(),
         allowed_tools=list(spec.allowed_tools),
         disallowed_tools=list(spec.disallowed_tools),
         model=spec.model,

@@ -339,13 +339,17 @@ def wants_isolation(agent: AgentDefinition | None) -> bool:
 
 
 def isolate_guard(agents: dict[str, AgentDefinition], *, on_inject: Any = None) -> HookMatcher:
-    """Give subagents of isolated roles their own git worktree.
+    """Give subagents of isolated roles their own git worktree, always.
 
-    On PreToolUse of ``Agent``: when the input names neither ``cwd`` nor ``isolation``
-    (a ``None`` counts as not named) and the role named by ``subagent_type`` is marked
-    :func:`isolated`, the call is allowed with ``isolation: "worktree"`` added.
-    ``cwd`` and ``isolation`` exclude each other in the Agent tool, so a model's own
-    ``cwd`` is respected. Roles that need no isolation are not touched by a byte.
+    On PreToolUse of ``Agent``: when the role named by ``subagent_type`` is marked
+    :func:`isolated`, the call is allowed with ``isolation: "worktree"`` and without a
+    ``cwd``. Roles that need no isolation are not touched by a byte.
+
+    Deliberately unlike the reference, which respected a model's own ``cwd`` or
+    ``isolation``: ``cwd`` and ``isolation`` exclude each other in the Agent tool, so a
+    model that named ``cwd`` (the shared checkout, say) ran an isolated worker straight
+    in it. Isolation is the role's property, not the model's choice per call (the tool
+    wall refuses ``isolation: "remote"``).
 
     ``on_inject``, if given, is called as ``on_inject(subagent_type, updated_input)``
     after each injection (to report it); its errors are printed, not raised.
@@ -355,12 +359,11 @@ def isolate_guard(agents: dict[str, AgentDefinition], *, on_inject: Any = None) 
         if data.get("tool_name") != "Agent":
             return {}
         tool_input = dict(data.get("tool_input") or {})
-        if tool_input.get("cwd") or tool_input.get("isolation"):
-            return {}
         role = tool_input.get("subagent_type")
         if not isinstance(role, str) or not wants_isolation(agents.get(role)):
             return {}
-        updated = {**tool_input, "isolation": "worktree"}
+        updated = {k: v for k, v in tool_input.items() if k != "cwd"}
+        updated["isolation"] = "worktree"
         if on_inject is not None:
             try:
                 on_inject(role, updated)
@@ -421,11 +424,18 @@ def spec_guards(
     As the Runtime documents it: ``whitelist_guard(spec.allowed_tools)`` unless the spec
     is ``delegate_only``, plus ``workbench_hooks(...)`` when there is a workbench.
 
+    Before all of them, the tool wall (:mod:`flower.core.walls`): every thread may use
+    only the tools its role lists, and ``Agent`` starts only the role's named workers.
+
     One deliberate difference: without a workbench the seed leaves a ``delegate_only``
     main thread with no wall at all and isolated roles silently unisolated. Neither
     guard needs a workbench, so here they are installed anyway.
     """
-    groups: list[dict[str, list[HookMatcher]] | None] = []
+    from flower.core.walls import tool_wall, wall_for
+
+    groups: list[dict[str, list[HookMatcher]] | None] = [
+        {"PreToolUse": [tool_wall(wall_for(spec))]}
+    ]
     if not spec.delegate_only:
         wall = whitelist_guard(spec.allowed_tools, role=spec.name or "这个角色")
         if wall is not None:
