@@ -323,12 +323,15 @@ def test_a_root_replaced_by_a_link_out_of_the_workspace_is_refused(
     assert (outside / "INDEX.md").is_file()
 
 
-def test_a_link_that_stays_inside_is_fine(workspace: Path) -> None:
+def test_a_link_that_stays_inside_is_refused_too(workspace: Path) -> None:
+    """A link is refused wherever it leads: even inside, the write would land where an
+    agent pointed it, not where flower meant it to go."""
     wb = Workbench(workspace)
     wb.ensure()
     (wb.notes / "to-artifacts").symlink_to(wb.artifacts)
-    path = wb.write("ok", "notes", "to-artifacts", "f.md")
-    assert (wb.artifacts / "f.md").read_text() == "ok" and path.name == "f.md"
+    with pytest.raises(WorkbenchError, match="symlink"):
+        wb.write("ok", "notes", "to-artifacts", "f.md")
+    assert list(wb.artifacts.iterdir()) == []
 
 
 def test_write_is_atomic_and_replaces_a_planted_link(workspace: Path, tmp_path: Path) -> None:

@@ -54,8 +54,11 @@ class Placement:
 
 def normalise_body(body: str) -> str:
     """``body`` as it goes inside the block: LF line endings, no trailing whitespace, valid
-    UTF-8, and any line that would read as a marker escaped (``<!--`` -> ``&lt;!--``)."""
-    body = body.encode("utf-8", "replace").decode("utf-8")
+    UTF-8, any line that would read as a marker escaped (``<!--`` -> ``&lt;!--``), and no
+    known secret value (:mod:`flower.core.redact`: the body quotes the run's documents)."""
+    from flower.core.redact import redact
+
+    body = redact(body.encode("utf-8", "replace").decode("utf-8"))
     lines = body.replace("\r\n", "\n").replace("\r", "\n").rstrip().split("\n")
     return "\n".join(
         line.replace("<!--", "&lt;!--", 1) if line.strip() in (START, END) else line

@@ -59,6 +59,7 @@ from flower.core.human_texts import (
     TIMEOUT_TEXT,
     TOOL_NAME,
 )
+from flower.core.redact import redact
 
 __all__ = [
     "AMEND_NOTE",
@@ -313,7 +314,7 @@ class HumanChannel:
             with self.amend_path.open("a", encoding="utf-8") as fh:
                 if _ends_mid_line(self.amend_path):  # keep a blank line before the block
                     block = "\n" + block
-                fh.write(block)  # one write: a reader never sees half a block
+                fh.write(redact(block))  # one write: a reader never sees half a block
         except OSError as exc:
             self._error(f"could not append to {self.amend_path}: {exc}")
             return None
@@ -455,7 +456,7 @@ class HumanChannel:
             with self._log_lock:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
                 with self.log_path.open("a", encoding="utf-8") as fh:
-                    fh.write((LOG_HEADER if fh.tell() == 0 else "") + entry)
+                    fh.write((LOG_HEADER if fh.tell() == 0 else "") + redact(entry))
         except OSError as exc:
             self._error(f"could not append to {self.log_path}: {exc}")
 

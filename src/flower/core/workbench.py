@@ -13,8 +13,9 @@ conventions.
 
 Every file flower itself writes here goes through :meth:`Workbench.place` and
 :func:`atomic_write`: a name that a tool or a step supplies can never move the write out
-of the workbench (``..``, absolute paths and symlinks are refused), and a reader never
-sees a half-written file.
+of the workbench (``..``, absolute paths and symlinked folders are refused), a reader
+never sees a half-written file, and no known secret value reaches the disk
+(:mod:`flower.core.redact`).
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ import hashlib
 import os
 import re
 import stat
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from flower.core.redact import current as current_redactor
 from flower.core.text import one_line
 
 #: The three folders, in the order the index lists them.
@@ -149,20 +152,31 @@ class Workbench:
     # --- writing safely ---------------------------------------------------------------
 
     def ensure(self) -> Path:
-        """Create the root and the three folders (and ``spill/``); return the root."""
+        """Create the root and the three folders (and ``spill/``); return the root.
+
+        A folder that is a symlink is left alone, with a one-line note on stderr: flower
+        writes nothing through it (not even the spill folder's ``.gitignore``), and a
+        session must still start.
+        """
         for folder in (*FOLDERS, SPILL_DIRNAME):
-            self.place(folder).mkdir(parents=True, exist_ok=True)
-        keep_out_of_git(self.place(SPILL_DIRNAME))
+            path = self.place(folder)
+            if path.is_symlink():
+                _note_link(path)
+                continue
+            path.mkdir(parents=True, exist_ok=True)
+            if folder == SPILL_DIRNAME:
+                keep_out_of_git(path)
         return self.root
 
     def place(self, *parts: str) -> Path:
         """A path below the root for flower to write, built from names others supply.
 
         Raises :class:`WorkbenchError` for no name, an absolute part, a ``..`` part, or a
-        folder that resolves outside the root through a symlink. The root itself is the
-        user's choice when given as ``home=``; inside the workspace it must stay inside (an
-        agent could replace ``.flower`` with a link). The folders below the root may not
-        lead out. A link in the last place is allowed: :func:`atomic_write` replaces it,
+        folder below the root that is a symlink (wherever it leads: even a link to another
+        folder of the workspace would put flower's file where the link says, and an agent
+        can plant one). The root itself is the user's choice when given as ``home=``;
+        inside the workspace it must stay inside (an agent could replace ``.flower`` with
+        a link). A link in the last place is allowed: :func:`atomic_write` replaces it,
         never follows it.
         """
         rel = Path()
@@ -187,6 +201,13 @@ class Workbench:
                 f"{self.root / rel} leads outside the workbench {self.root} (a symlink?);"
                 " remove the link and try again"
             )
+        for depth in range(1, len(rel.parts)):
+            folder = self.root.joinpath(*rel.parts[:depth])
+            if folder.is_symlink():
+                raise WorkbenchError(
+                    f"{folder} is a symlink: flower writes nothing through a link in the"
+                    " workbench; make it a real folder and try again"
+                )
         return target
 
     def write(self, text: str, *parts: str) -> Path:
@@ -357,9 +378,17 @@ def safe_name(text: str, *, default: str = "untitled") -> str:
     return head.decode("utf-8", "ignore").rstrip() + "-" + digest
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str, *, redact: bool = True) -> None:
     """Write through a fresh temporary file and ``os.replace``, so a reader never sees a
-    half-written file and a planted symlink at the target is replaced, not followed."""
+    half-written file and a planted symlink at the target is replaced, not followed.
+
+    Every known secret value in ``text`` is replaced by its marker first
+    (:mod:`flower.core.redact`): run documents, notes and state files quote model and
+    tool output. ``redact=False`` is for a caller that must store a secret on purpose
+    (none in flower: ``flower setup`` writes its credential file itself).
+    """
+    if redact:
+        text = current_redactor().redact(text)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass", newline="") as fh:
@@ -375,11 +404,30 @@ def keep_out_of_git(folder: Path) -> None:
     """Put a ``.gitignore`` of ``*`` in a spill folder.
 
     Spilled tool output is raw and large, and the default spill folders sit inside the
-    repository: without this a worker's ``git add -A`` commits it.
+    repository: without this a worker's ``git add -A`` commits it. A folder that is a
+    symlink raises :class:`WorkbenchError`: the file would land where the link leads.
     """
+    if folder.is_symlink():
+        raise WorkbenchError(f"{folder} is a symlink: no .gitignore is written through it")
     marker = folder / ".gitignore"
-    if not marker.exists():
+    if marker.is_symlink() or not marker.exists():  # a planted link is replaced, not followed
         atomic_write(marker, "# flower: spilled tool output, kept out of git\n*\n")
+
+
+#: Links already reported by :meth:`Workbench.ensure` (one note per link and process:
+#: every write into the workbench refreshes the index, and with it ensure()).
+_noted_links: set[str] = set()
+
+
+def _note_link(path: Path) -> None:
+    if str(path) in _noted_links:
+        return
+    _noted_links.add(str(path))
+    print(
+        f"flower: {path} is a symlink; flower writes nothing through it"
+        " (make it a real folder to use it)",
+        file=sys.stderr,
+    )
 
 
 def _is_pragma(body: str) -> bool:

@@ -11,6 +11,11 @@ loop that also reads the CLI's output stream, so a write that waits for another
 process's lock must not freeze that loop. An async engine would need two more drivers
 (``aiosqlite``, ``greenlet``) for the same effect; ``anyio.to_thread`` costs tens of
 microseconds a call, next to milliseconds for a committed batch.
+
+Every line is redacted before it is stored (:mod:`flower.core.redact`): a transcript
+holds tool output, and tool output can hold the API key. Only string values change,
+never a key, a uuid or the line's shape; a line with nothing to hide (nearly all) costs
+a few substring checks on its encoded text.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from claude_agent_sdk.types import (
     SessionSummaryEntry,
 )
 
+from flower.core.redact import Redactor
+from flower.core.redact import current as current_redactor
 from flower.stores.database import StoreDatabase
 from flower.stores.engine import WRITE, dumps, pg_dumps, pg_loads
 from flower.stores.lines import RepeatedStrings, check_objects, find_bad_json
@@ -65,6 +72,11 @@ _SQLITE_LOAD = (
 )
 #: Attempts at a write transaction that lost a race to create the same key.
 WRITE_ATTEMPTS = 3
+#: Fields of a transcript line that link lines or name them: never redacted, so the
+#: chain and the protocol's idempotency by ``uuid`` hold whatever a secret looks like.
+LINK_KEYS = frozenset(
+    {"uuid", "parentUuid", "logicalParentUuid", "leafUuid", "sessionId", "agentId", "type"}
+)
 
 
 class SqliteSessionStore(StoreDatabase, SessionStore):
@@ -229,6 +241,7 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
         except (TypeError, ValueError):
             find_bad_json(key, fresh)  # names the line; nothing was stored
             raise
+        self._redact(current_redactor(), fresh, encoded)
         look_first = not self._insert_new
         races = 0
         while True:
@@ -248,6 +261,21 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
                         continue  # another process created this key first: redo against its row
                     raise
             return
+
+    def _redact(
+        self, redactor: Redactor, entries: list[SessionStoreEntry], encoded: list[str]
+    ) -> None:
+        """Replace, in place, each line that holds a secret by its redacted copy.
+
+        The check runs on the encoded text (``holds`` also looks for JSON-escaped forms),
+        so a clean line costs substring checks only; a dirty one is redacted as an object
+        (string values only, :data:`LINK_KEYS` untouched) and encoded again. The caller's
+        objects are never changed.
+        """
+        for i, text in enumerate(encoded):
+            if redactor.holds(text):
+                entries[i] = redactor.redact_value(entries[i], LINK_KEYS)
+                encoded[i] = self._encode(entries[i])
 
     def _write(
         self,

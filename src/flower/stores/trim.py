@@ -23,8 +23,11 @@ Choices the seed leaves open, made here:
   first lines; the file holds the original text byte for byte (UTF-8), named by the
   tool call id and a content hash, so reloading the session rewrites nothing;
 - trimming only saves context, so a result whose spill file cannot be written (the
-  folder cannot be made, or a link points it out of the workspace) stays whole and is
-  counted as ``spill_failed``: a resume never fails, and nothing is lost, for it.
+  folder cannot be made, or a folder on its way is a symlink, wherever it leads) stays
+  whole and is counted as ``spill_failed``: a resume never fails, and nothing is lost,
+  for it;
+- the spill file and the pointer's head are redacted (:mod:`flower.core.redact`): no
+  known secret value reaches the spill folder or the resumed context through them.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from typing import Any
 from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
 from flower.core.ephemeral import is_ephemeral
+from flower.core.redact import current as current_redactor
+from flower.core.redact import watch
 from flower.core.workbench import atomic_write, keep_out_of_git
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.transcript import (
@@ -141,6 +146,7 @@ class TrimmingSessionStore(SqliteSessionStore):
                 f"TrimPolicy.spill_dirname {self.policy.spill_dirname!r} leaves the workspace "
                 f"{self.workspace}: use a folder inside it, such as '.flower/spill'"
             )
+        watch(workspace=self.workspace)  # its .env holds secrets to redact too
         super().__init__(path)
 
     @property
@@ -225,7 +231,7 @@ class TrimmingSessionStore(SqliteSessionStore):
                 continue
             try:
                 block["content"] = self._spill(str(block.get("tool_use_id") or "result"), content)
-            except OSError:
+            except (OSError, ValueError):  # ValueError: keep_out_of_git met a link
                 self._count("spill_failed")
                 continue
             self._count("trimmed")
@@ -245,6 +251,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         return out
 
     def _pointer(self, name: str, body: str) -> str:
+        body = current_redactor().redact(body)  # the file and the head alike
         path = self._write_spill(name, body)
         head = "\n".join(body.splitlines()[:HEAD_LINES])[:HEAD_CHARS]
         return (
@@ -255,7 +262,7 @@ class TrimmingSessionStore(SqliteSessionStore):
     def _write_spill(self, name: str, body: str) -> Path:
         """Write ``body`` under the spill folder, whole or not at all.
 
-        The folder is resolved again for every file: the agent works in the workspace and
+        The folder is checked again for every file: the agent works in the workspace and
         may have made ``.flower`` or ``spill`` a link since the store was built.
         """
         data = body.encode("utf-8", "surrogatepass")
@@ -270,12 +277,16 @@ class TrimmingSessionStore(SqliteSessionStore):
         return path
 
     def _spill_folder(self) -> Path:
-        """The spill folder, made if missing; ``OSError`` if it resolves outside the workspace."""
+        """The spill folder, made if missing; ``OSError`` if it resolves outside the
+        workspace or any folder on its way below the workspace is a symlink (even one
+        that stays inside: flower writes nothing through a link an agent could plant)."""
         workspace = self.workspace.resolve()
         folder = _inside(self.spill_dir, workspace)
+        _no_links(workspace, self.policy.spill_dirname)
         if not folder.is_dir():
             folder.mkdir(parents=True, exist_ok=True)
             folder = _inside(self.spill_dir, workspace)  # a link may have appeared meanwhile
+            _no_links(workspace, self.policy.spill_dirname)
         return folder
 
 
@@ -309,6 +320,15 @@ def _inside(folder: Path, workspace: Path) -> Path:
     if not folder.is_relative_to(workspace):
         raise OSError(f"the spill folder {folder} is outside the workspace {workspace}")
     return folder
+
+
+def _no_links(workspace: Path, relative: str) -> None:
+    """``OSError`` when a folder of ``relative`` below ``workspace`` is a symlink."""
+    here = workspace
+    for part in Path(relative).parts:
+        here = here / part
+        if here.is_symlink():
+            raise OSError(f"{here} is a symlink: no spill file is written through it")
 
 
 def replace_text(content: Any, text: str) -> Any:
