@@ -60,6 +60,7 @@ from flower.core.human_texts import (
     TOOL_NAME,
 )
 from flower.core.redact import redact
+from flower.core.workbench import check_write
 
 __all__ = [
     "AMEND_NOTE",
@@ -310,6 +311,7 @@ class HumanChannel:
             return None
         block = amendment_block(str(text), label=label)
         try:
+            check_write(self.amend_path)  # no link in the workbench carries it elsewhere
             self.amend_path.parent.mkdir(parents=True, exist_ok=True)
             with self.amend_path.open("a", encoding="utf-8") as fh:
                 if _ends_mid_line(self.amend_path):  # keep a blank line before the block
@@ -454,6 +456,7 @@ class HumanChannel:
             return
         try:
             with self._log_lock:
+                check_write(self.log_path)  # no link in the workbench carries it elsewhere
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
                 with self.log_path.open("a", encoding="utf-8") as fh:
                     fh.write((LOG_HEADER if fh.tell() == 0 else "") + redact(entry))

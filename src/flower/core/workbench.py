@@ -27,6 +27,8 @@ import re
 import stat
 import sys
 import tempfile
+import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +58,12 @@ _UNSAFE_NAME = re.compile(r"[\x00-\x1f/\\:*?\"<>|]+")
 
 class WorkbenchError(ValueError):
     """A path that would take a write outside the workbench."""
+
+
+class LinkedWrite(WorkbenchError, OSError):
+    """A write into a workbench folder that a symlink would carry elsewhere, refused by
+    :func:`atomic_write`. Also an ``OSError``: the writers that already survive a failed
+    write (the ledger, the run id, a handoff) survive this one the same way."""
 
 
 @dataclass
@@ -91,6 +99,7 @@ class Workbench:
             raise WorkbenchError("Workbench max_index_entries must be 0 or more")
         if self.home is not None:
             self.home = Path(self.home).expanduser().absolute()
+        _register(self)
 
     # --- where things are -------------------------------------------------------------
 
@@ -382,11 +391,16 @@ def atomic_write(path: Path, text: str, *, redact: bool = True) -> None:
     """Write through a fresh temporary file and ``os.replace``, so a reader never sees a
     half-written file and a planted symlink at the target is replaced, not followed.
 
+    A path inside a workbench is checked as :meth:`Workbench.place` would
+    (:func:`check_write`): writers that build ``workbench.notes / name`` themselves (the
+    brief, the goal, the ledger, the run id) cannot be carried out by a link either.
+
     Every known secret value in ``text`` is replaced by its marker first
     (:mod:`flower.core.redact`): run documents, notes and state files quote model and
     tool output. ``redact=False`` is for a caller that must store a secret on purpose
     (none in flower: ``flower setup`` writes its credential file itself).
     """
+    check_write(path)
     if redact:
         text = current_redactor().redact(text)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -412,6 +426,48 @@ def keep_out_of_git(folder: Path) -> None:
     marker = folder / ".gitignore"
     if marker.is_symlink() or not marker.exists():  # a planted link is replaced, not followed
         atomic_write(marker, "# flower: spilled tool output, kept out of git\n*\n")
+
+
+#: Every workbench made in this process, by root: :func:`check_write` asks them.
+_workbenches: dict[str, list[weakref.ref[Workbench]]] = {}
+_registry_lock = threading.Lock()
+
+
+def _register(workbench: Workbench) -> None:
+    root = os.path.abspath(workbench.root)
+    with _registry_lock:
+        refs = [r for r in _workbenches.get(root, []) if r() is not None]
+        refs.append(weakref.ref(workbench))
+        _workbenches[root] = refs
+
+
+def check_write(path: str | Path) -> None:
+    """Refuse (:class:`LinkedWrite`) a write to ``path`` inside a workbench when no
+    workbench with that root would :meth:`~Workbench.place` it: a folder below the root
+    is a symlink, or the root became a link out of its workspace. Paths outside every
+    workbench pass: the run folder and the project's own files are the user's choice.
+    """
+    target = os.path.abspath(path)
+    with _registry_lock:
+        found = [
+            (root, [wb for r in refs if (wb := r()) is not None])
+            for root, refs in _workbenches.items()
+            if target.startswith(root + os.sep)
+        ]
+    for root, benches in found:
+        if not benches:
+            continue
+        parts = Path(target[len(root) + 1 :]).parts
+        problems: list[str] = []
+        for workbench in benches:
+            try:
+                workbench.place(*parts)
+            except WorkbenchError as exc:
+                problems.append(str(exc))
+            else:
+                break
+        else:
+            raise LinkedWrite(problems[0])
 
 
 #: Links already reported by :meth:`Workbench.ensure` (one note per link and process:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,8 +141,11 @@ class TrimmingSessionStore(SqliteSessionStore):
         self.policy = policy if policy is not None else TrimPolicy()
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralPolicy()
         self.last_report: dict[str, int] = {}
-        spill = (self.workspace / self.policy.spill_dirname).resolve()
-        if not spill.is_relative_to(self.workspace.resolve()):
+        # Checked by name here; links are checked at every write (an agent can plant one
+        # at any time, and one planted before flower started must not stop it starting).
+        base = self.workspace.absolute()
+        spill = Path(os.path.normpath(base / self.policy.spill_dirname))
+        if spill == base or not spill.is_relative_to(base):
             raise ValueError(
                 f"TrimPolicy.spill_dirname {self.policy.spill_dirname!r} leaves the workspace "
                 f"{self.workspace}: use a folder inside it, such as '.flower/spill'"
