@@ -148,14 +148,16 @@ async def test_deferred_mcp_tools_run_when_called_by_name(
     assert [a.question for a in ch.asks] == ["确认一下?"]
 
 
-async def test_without_allowed_tools_the_cli_refuses_the_call_before_the_channel_sees_it(
+async def test_without_allowed_tools_the_wall_refuses_the_call_before_the_channel_sees_it(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
+    """A connected channel's tool exists, but a role that does not list it may not use
+    it (the tool wall; the CLI alone would only have asked for a permission)."""
     scripted_model.play([conversation("main", ask("能问吗?"), text("不能"))])
     ch = HumanChannel(timeout_s=0)
     await run(ch, workspace, tmp_path, allowed=["Read"])
     refused = scripted_model.requests_for("main")[1].tool_results()[ASK_ID]
-    assert "haven't granted it yet" in refused
+    assert "没有 mcp__human__ask 工具" in refused
     assert ch.asks == []
 
 

@@ -95,6 +95,16 @@ class Transcript:
             permissionDecision={"decision": "reject", "source": "hook", "reasonType": "hook"},
         )
 
+    def absent(self, command: str, tool: str = "CronCreate") -> str:
+        """A call to a tool outside the session's tool set, as the CLI answers it."""
+        return self.call(
+            command,
+            f"<tool_use_error>Error: No such tool available: {tool}. {tool} is disabled for"
+            " this session, in subagents as well as here.</tool_use_error>",
+            tool=tool,
+            is_error=True,
+        )
+
     def not_granted(self, command: str) -> str:
         return self.call(
             command,

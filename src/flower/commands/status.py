@@ -174,7 +174,8 @@ def describe_runs(listed: list[dict[str, Any]]) -> list[str]:
 
 
 def describe_judge(judge: dict[str, Any]) -> str:
-    """The judge ledger in one line: rounds, verdicts, overrides, agreement."""
+    """The judge ledger in one line: rounds, verdicts, overrides, agreement, and the
+    calls the walls refused (by tool)."""
     if "error" in judge:
         return f"judge ledger: unavailable ({judge['error']})"
     words = {"achieved": "achieved", "not_yet": "not yet", "unreachable": "unreachable"}
@@ -182,8 +183,13 @@ def describe_judge(judge: dict[str, Any]) -> str:
         f"{n} {words.get(state, state)}" for state, n in sorted(judge["verdicts"].items())
     )
     line = f"judge: {judge['rounds']} round(s) ({states}), ${judge['cost_usd']:.4f}"
+    refused = judge.get("refused") or {}
+    walls = ""
+    if refused:
+        tools = ", ".join(f"{n} {tool}" for tool, n in sorted(refused.items()))
+        walls = f"; walls refused {sum(refused.values())} call(s) ({tools})"
     if not judge["reviewed"]:
-        return line + "; never overruled"
+        return line + "; never overruled" + walls
     kinds = {"accept": "accepted anyway", "change_goal": "goal changed"}
     kinds["misjudged"] = "judged wrong"
     overrides = ", ".join(
@@ -192,7 +198,7 @@ def describe_judge(judge: dict[str, Any]) -> str:
     rate = f"{judge['rate']:.0%}"
     return (
         f"{line}; overruled {judge['reviewed']} time(s) ({overrides});"
-        f" agrees with the human {judge['agreed']} of {judge['reviewed']} ({rate})"
+        f" agrees with the human {judge['agreed']} of {judge['reviewed']} ({rate}){walls}"
     )
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from flower.core.agent import build_options
 from flower.core.events import Event, EventCallback, emit, normalize
+from flower.core.refusals import Refusals
 from flower.stores.transcript import context_size
 
 if TYPE_CHECKING:
@@ -202,10 +203,15 @@ async def run_attempt(
         if watch:
             emit(Event(kind, payload, step=step), on_event)
 
+    refusals = Refusals(rt, step)
+
     def show(message: Any) -> None:
         if watch:
             for event in normalize(message, step=step):
                 emit(event, on_event)
+                refused = refusals.see(event, got.session_id)
+                if refused is not None:
+                    emit(refused, on_event)
 
     got = Attempt(session_id=result.session_id if result else resume)
     stop = anyio.Event()

@@ -7,6 +7,10 @@ round, state, failed checks, reason, cost, the judge's session) and every overri
 one is a row in the session store (``ledger`` table, so ``flower status`` on any machine
 sees it) and an entry in ``<notes>/判定记录.md``, the readable local mirror.
 
+The walls' refusals are kept beside them (``kind="refusal"``): a judge that tried to
+edit what it judges, or a coordinator that tried to delete a file with a "glance", is a
+fact about the run that a verdict alone would hide (:mod:`flower.core.refusals`).
+
 Agreement: the human only weighs in on the rulings flower puts to them (an unreachable
 goal). Changing the goal agrees with the judge (the goal as written could not be met);
 accepting the result anyway, or saying the judge was wrong, disagrees. The rate is
@@ -34,13 +38,18 @@ __all__ = [
     "AGREES",
     "LEDGER_NAME",
     "OVERRIDES",
+    "ROUND_KEY",
     "agreement",
     "entry",
     "override_row",
     "record",
+    "refusal_row",
     "verdict_row",
 ]
 
+#: ``ctx[ROUND_KEY]``: how many rounds the judge has ruled on in this process (the goal
+#: guard counts; the ledger's refusal rows read it to say which round they belong to).
+ROUND_KEY = "_goal_rounds"
 LEDGER_NAME = "判定记录.md"
 TITLE = "# 判定记录\n\n> 每一次裁判的判定,和人对判定的每一次推翻,按时间追加。flower 写,别手改。\n"
 
@@ -88,6 +97,24 @@ def override_row(step: str, round_: int, choice: str, said: str) -> dict[str, An
     }
 
 
+def refusal_row(
+    step: str, round_: int, tool: str, reason: str, *, session_id: str | None, thread: str
+) -> dict[str, Any]:
+    """A ledger row for a tool call a wall refused: ``state`` is the tool, ``said`` the
+    thread that asked (``main`` or the subagent's type), ``reason`` the wall's words."""
+    return {
+        "step": step,
+        "round": round_,
+        "kind": "refusal",
+        "state": tool,
+        "reason": reason,
+        "failed": [],
+        "cost_usd": 0.0,
+        "session_id": session_id,
+        "said": thread,
+    }
+
+
 def record(runtime: Any, row: Mapping[str, Any]) -> dict[str, Any]:
     """Stamp ``row`` with the run, workspace, host and time; add it to the store and to
     ``<notes>/判定记录.md``. Never raises; returns the stamped row."""
@@ -113,6 +140,13 @@ def entry(row: Mapping[str, Any]) -> str:
     """One row as the notes file shows it."""
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(row.get("at") or 0)))
     head = f"## {row['step']} · 第 {row['round']} 轮 · "
+    if row["kind"] == "refusal":
+        thread = row.get("said") or "main"
+        lines = [head + f"拦下 {row['state']}", "", f"- 时间:{when}", f"- 谁:{thread}"]
+        lines.append(f"- 会话:{row.get('session_id') or '(无)'}")
+        if row.get("reason"):
+            lines.append(f"- 墙的话:{one_line(row['reason'], 200)}")
+        return "\n".join(lines) + "\n"
     if row["kind"] == "override":
         lines = [head + OVERRIDES.get(row["state"], row["state"]), "", f"- 时间:{when}"]
         if row.get("said"):
@@ -132,6 +166,7 @@ def agreement(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     rows = list(rows)
     verdicts = [r for r in rows if r.get("kind") == "verdict"]
     overrides = [r for r in rows if r.get("kind") == "override"]
+    refusals = [r for r in rows if r.get("kind") == "refusal"]
     agreed = sum(1 for r in overrides if r.get("state") in AGREES)
     return {
         "rounds": len(verdicts),
@@ -141,6 +176,7 @@ def agreement(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "agreed": agreed,
         "rate": round(agreed / len(overrides), 3) if overrides else None,
         "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in verdicts), 6),
+        "refused": dict(Counter(str(r.get("state")) for r in refusals)),
     }
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "INFRASTRUCTURE",
     "INHERITED_TOOLS",
     "ToolWall",
+    "is_refusal",
     "tool_wall",
     "wall_for",
 ]
@@ -143,6 +144,23 @@ class ToolWall:
         if tool_input.get("isolation") not in (None, "worktree"):
             return remote_text(self.role, str(tool_input.get("isolation")))
         return None
+
+
+#: What every refusal of a wall says, flower's or the CLI's own for a tool the session
+#: does not have: how the Runtime tells a refused call from a tool that failed.
+REFUSAL_MARKS: tuple[str, ...] = (
+    "工具。这是有意为之",  # missing_text, the whitelist guard's text
+    "只能派给自己的 worker",  # dispatch_text
+    "只在这台机器上干活",  # remote_text
+    "它不能用任何工具",  # stranger_text
+    "主线程不亲自动手",  # the delegate guard's text
+    "No such tool available",  # the CLI: a tool outside the session's tool set
+)
+
+
+def is_refusal(text: str) -> bool:
+    """Whether a tool result is a wall's refusal (the call never ran)."""
+    return any(mark in text for mark in REFUSAL_MARKS)
 
 
 def missing_text(who: str, tool: str) -> str:

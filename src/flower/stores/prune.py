@@ -64,6 +64,8 @@ ORPHAN_NOTE = "[上一轮在这次工具调用运行时被终止,没有留下结
 #: Fixed namespace of the ids of healed lines: the same stored transcript heals to the
 #: same line every load, so lines the CLI writes after it keep a parent that exists.
 _HEAL_NAMESPACE = uuid.UUID("5f0c8a52-7f57-4d0e-9a51-0d3b8f1e6c21")
+#: How the CLI answers a call to a tool outside the session's tool set (``--tools``).
+_NO_SUCH_TOOL = "<tool_use_error>Error: No such tool available:"
 #: ``toolDenialKind`` of the result the CLI itself synthesizes for an orphan on resume.
 _CLI_HEALED = "interrupted"
 #: Fields a healed line copies from the call's line, so it looks like the CLI's own.
@@ -136,7 +138,7 @@ class PruningSessionStore(TrimmingSessionStore):
         for index, entry, block in tool_results(entries):
             if index in removed:
                 continue
-            if _is_denial(entry):
+            if _is_denial(entry, block):
                 denials.append((index, entry, block))
             elif policy.heal_orphans and entry.get("toolDenialKind") == _CLI_HEALED:
                 block["content"] = replace_text(block.get("content"), policy.orphan_note)
@@ -294,12 +296,18 @@ def _healed_line(anchor: Entry, results: list[dict[str, Any]], entries: list[Ent
     return line
 
 
-def _is_denial(entry: Entry) -> bool:
-    """A call refused before it ran: a deny hook, a rule, or a permission not granted."""
+def _is_denial(entry: Entry, block: dict[str, Any]) -> bool:
+    """A call refused before it ran: a deny hook, a rule, a permission not granted, or a
+    tool outside the session's tool set (the CLI's "No such tool available", which the
+    role's allow-list makes the usual answer to a tool it does not have)."""
     decision = entry.get("permissionDecision")
     if isinstance(decision, dict) and decision.get("decision") == "reject":
         return True
-    return entry.get("toolDenialKind") == "permission-rule"
+    if entry.get("toolDenialKind") == "permission-rule":
+        return True
+    return bool(block.get("is_error")) and result_text(block.get("content")).startswith(
+        _NO_SUCH_TOOL
+    )
 
 
 def _is_interrupted(entry: Entry, block: dict[str, Any]) -> bool:

@@ -119,6 +119,7 @@ class Renderer:
             "thinking": self._thinking,
             "tool": self._tool,
             "tool_result": self._tool_result,
+            "refused": self._refused,
             "context": self._context,
             "handoff": self._handoff,
             "retry": self._retry,
@@ -370,11 +371,19 @@ class Renderer:
             self._say(f"> {name}({gist(data)})", "cyan")
 
     def _tool_result(self, p: dict[str, Any], step: str | None) -> None:
+        from flower.core.walls import is_refusal
+
         indent = 6 if p.get("subagent") else 2
-        if p.get("error"):
-            self._say(f"x {one_line(p.get('text') or '', 300)}", "red", indent)
+        text = p.get("text") or ""
+        if p.get("error") and not is_refusal(text):  # a refusal has its own line
+            self._say(f"x {one_line(text, 300)}", "red", indent)
         elif self.verbose:
-            self._say(f"= {one_line(p.get('text') or '', 160)}", "dim", indent)
+            self._say(f"= {one_line(text, 160)}", "dim", indent)
+
+    def _refused(self, p: dict[str, Any], step: str | None) -> None:
+        indent = 6 if p.get("thread") == "subagent" else 2
+        reason = one_line(p.get("reason") or "", 120)
+        self._say(f"! walls refused {p.get('tool')}: {reason}", "yellow", indent)
 
     def _context(self, p: dict[str, Any], step: str | None) -> None:
         self.context = int(p.get("used") or 0)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from flower.core.events import Event, EventCallback, emit
 from flower.core.goal import Goal, Verdict
-from flower.core.ledger import override_row, record, verdict_row
+from flower.core.ledger import ROUND_KEY, override_row, record, verdict_row
 from flower.core.roles import judge
 from flower.workflow.base import Ctx, Step, StepAbort
 from flower.workflow.frozen import frozen_step
@@ -42,8 +42,6 @@ if TYPE_CHECKING:
 GOAL_KEY = "_goal"
 #: ``ctx[VERDICT_KEY]`` is the latest :class:`Verdict`.
 VERDICT_KEY = "_verdict"
-#: ``ctx[ROUND_KEY]``: how many rounds the judge has ruled on in this process.
-ROUND_KEY = "_goal_rounds"
 
 SET_PROMPT = """\
 根据下面这份已经确认的需求,设定这件事的目标和判定清单。只输出两节,标题照抄:
