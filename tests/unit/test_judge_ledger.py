@@ -9,15 +9,19 @@ from typing import Any
 
 import pytest
 
+from flower.core.events import Event
 from flower.core.goal import Verdict
 from flower.core.ledger import (
     LEDGER_NAME,
+    ROUND_KEY,
     agreement,
     entry,
     override_row,
     record,
     verdict_row,
 )
+from flower.core.refusals import Refusals
+from flower.core.walls import missing_text
 from flower.core.workbench import Workbench
 from flower.stores.sqlite import SqliteSessionStore
 
@@ -126,3 +130,55 @@ def test_a_notes_folder_that_cannot_be_written_costs_only_the_mirror(
     record(runtime, override_row("干活", 1, "misjudged", "能测"))
     assert f"could not write {LEDGER_NAME}" in capsys.readouterr().err
     assert [r["said"] for r in runtime.store.rulings("r-1")] == ["能测"]  # the store has it
+
+
+def _stream(refusals: Refusals, *events: Event) -> list[Event]:
+    out = [refusals.see(e, "sess-1") for e in events]
+    return [e for e in out if e is not None]
+
+
+def test_a_refused_call_becomes_an_event_and_a_ledger_row(runtime: Any) -> None:
+    runtime.ctx = {ROUND_KEY: 1}  # one round ruled: the coordinator works on round 2
+    refusals = Refusals(runtime, "干活")
+    no_such = "<tool_use_error>Error: No such tool available: CronCreate.</tool_use_error>"
+    found = _stream(
+        refusals,
+        Event("tool", {"id": "t1", "name": "CronCreate", "subagent": False}),
+        Event("tool", {"id": "t2", "name": "Bash", "subagent": True}),
+        Event("tool", {"id": "t3", "name": "Read", "subagent": False}),
+        Event("tool_result", {"id": "t1", "text": no_such, "error": True}),
+        Event("tool_result", {"id": "t2", "text": missing_text("coder", "Bash"), "error": True}),
+        Event("tool_result", {"id": "t3", "text": "File does not exist.", "error": True}),
+    )
+    assert [(e.kind, e.payload["tool"], e.payload["thread"]) for e in found] == [
+        ("refused", "CronCreate", "main"),
+        ("refused", "Bash", "subagent"),
+    ]
+    assert found[0].payload["reason"] == "No such tool available: CronCreate."
+    rows = runtime.store.rulings("r-1")
+    assert [(r["kind"], r["state"], r["round"], r["said"]) for r in rows] == [
+        ("refusal", "CronCreate", 2, "main"),
+        ("refusal", "Bash", 2, "subagent"),
+    ]
+    notes = (runtime.workbench.notes / LEDGER_NAME).read_text(encoding="utf-8")
+    assert "## 干活 · 第 2 轮 · 拦下 CronCreate" in notes and "- 谁:subagent" in notes
+    assert agreement(rows)["refused"] == {"Bash": 1, "CronCreate": 1}
+    assert agreement(rows)["rounds"] == 0  # refusals are not rulings
+
+
+@pytest.mark.parametrize(("step", "ctx", "expected"), [
+    ("干活·判定#3", {ROUND_KEY: 3}, 3),  # the judge's own step names its round
+    ("干活", {ROUND_KEY: 0}, 1),
+    ("once", None, 0),  # no goal guard: no round
+    ("确认需求", {}, 0),
+])  # fmt: skip
+def test_a_refusal_belongs_to_the_round_in_progress(
+    runtime: Any, step: str, ctx: dict[str, Any] | None, expected: int
+) -> None:
+    runtime.ctx = ctx
+    _stream(
+        Refusals(runtime, step),
+        Event("tool", {"id": "t1", "name": "Write", "subagent": False}),
+        Event("tool_result", {"id": "t1", "text": "主线程不亲自动手(…)", "error": True}),
+    )
+    assert [r["round"] for r in runtime.store.rulings("r-1")] == [expected]

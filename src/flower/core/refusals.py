@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from flower.core.runtime import Runtime
 
 #: The CLI's wrapping of a refusal: ``<tool_use_error>Error: …</tool_use_error>``.
-_TOOL_ERROR = re.compile(r"</?tool_use_error>|^Error: ")
+_TOOL_ERROR = re.compile(r"</?tool_use_error>")
 #: A judge's step is named ``<label>#<round>`` by the goal guard.
 _ROUND_SUFFIX = re.compile(r"#(\d+)$")
 
@@ -50,7 +50,7 @@ class Refusals:
         text = str(payload.get("text") or "")
         if not is_refusal(text):
             return None
-        text = _TOOL_ERROR.sub("", text).strip()
+        text = _TOOL_ERROR.sub("", text).strip().removeprefix("Error: ")
         tool, subagent = self._calls.pop(str(payload.get("id")), ("?", False))
         thread = "subagent" if subagent else "main"
         self.count += 1

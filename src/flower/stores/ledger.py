@@ -5,7 +5,8 @@ was within reach) is only noticed when its rulings are kept next to what the hum
 did about them. So each verdict (``kind="verdict"``: its state, reason, failed checks,
 cost and the judge's session) and each override (``kind="override"``: ``accept``,
 ``change_goal`` or ``misjudged``, with the human's words or the new goal in ``said``) is
-a row here, by run id, in the store every machine shares. ``notes/判定记录.md`` in the
+a row here, by run id, in the store every machine shares; so is each tool call a wall
+refused (``kind="refusal"``), the attempts a verdict alone would hide. ``notes/判定记录.md`` in the
 workspace is the readable local mirror, written elsewhere; this table is what outlives
 the workspace and can be counted across runs.
 """
@@ -24,8 +25,10 @@ from flower.stores.schema import KEY_LENGTH, ledger
 
 __all__ = ["KINDS", "REQUIRED", "record_ruling", "rulings"]
 
-#: The two kinds of row: a judge's ruling, and a human's override of one.
-KINDS = ("verdict", "override")
+#: The kinds of row: a judge's ruling, a human's override of one, and a tool call a wall
+#: refused (``state``: the tool, ``said``: the thread that asked, ``reason``: the wall's
+#: words).
+KINDS = ("verdict", "override", "refusal")
 #: Keys a row must have; the others default (reason, said ``""``, failed ``[]``,
 #: cost_usd ``0.0``, session_id ``None``, at: now).
 REQUIRED = ("run_id", "workspace", "host", "step", "round", "kind", "state")
@@ -34,17 +37,19 @@ COLUMNS = tuple(c.name for c in ledger.columns if c.name != "id")
 
 
 def record_ruling(engine: Engine, row: Mapping[str, Any]) -> None:
-    """Append one ruling (``kind="verdict"``) or override (``kind="override"``).
+    """Append one ruling (``kind="verdict"``), override (``kind="override"``) or refused
+    call (``kind="refusal"``).
 
     :raise KeyError: A required key (:data:`REQUIRED`) is missing.
-    :raise ValueError: ``kind`` is neither kind, or ``run_id`` is empty or too long.
+    :raise ValueError: ``kind`` is none of :data:`KINDS`, or ``run_id`` is empty or too
+        long.
     """
     missing = [key for key in REQUIRED if key not in row]
     if missing:
         raise KeyError(f"a ledger row needs {', '.join(missing)}")
     kind, run_id = str(row["kind"]), str(row["run_id"])
     if kind not in KINDS:
-        raise ValueError(f"a ledger row's kind is 'verdict' or 'override', not {kind!r}")
+        raise ValueError(f"a ledger row's kind is one of {', '.join(KINDS)}, not {kind!r}")
     if not 0 < len(run_id) <= 64:
         raise ValueError(f"a ledger row's run_id must be 1 to 64 characters: {run_id!r}")
     session_id = row.get("session_id")
