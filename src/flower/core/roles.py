@@ -133,8 +133,9 @@ def coordinator(
 
     ``delegate_only=True`` and ``agents=workers`` are fixed; ``workbench`` keeps the
     spec's default ``True``. ``can_read=False`` drops Read. A ``channel`` brings both its
-    tools (ask and inbox) and its MCP servers: once the server is connected both tools
-    exist anyway, since ``allowed_tools`` is not exclusive.
+    tools (ask and inbox) and its MCP servers. The list is exclusive (the tool wall,
+    :mod:`flower.core.walls`): the main thread has these tools and Bash for glances, and
+    ``Agent`` starts only the named ``workers``, each with its own tools.
 
     Web tools of the workers (``WebFetch``, ``WebSearch``) are added to the
     coordinator's own ``allowed_tools``: the list is session-wide, and a subagent's tool
@@ -226,10 +227,11 @@ def clarify(
     """The clarifier: finds out what is wanted before anything is done; only asks, and
     ends with exactly four sections (目标, 验收标准, 边界, 未知与假设).
 
-    Tools: the channel's ask tool, plus the five read-only tools when ``can_read``. No
-    Write/Edit/Bash/Agent and no inbox; the whitelist guard makes that hold even though
-    ``allowed_tools`` alone would not. No workbench: with nothing to write, an index is
-    noise. ``permission_mode`` stays the spec default, ``"default"``.
+    Tools: the channel's ask tool, plus the five read-only tools when ``can_read``, and
+    nothing else: no Write/Edit/Bash/Agent, no inbox, no skill, schedule or message tool
+    (the CLI is not even offered them, and the tool wall denies them; ``allowed_tools``
+    alone would not). No workbench: with nothing to write, an index is noise.
+    ``permission_mode`` stays the spec default, ``"default"``.
     """
     tools = channel_tools(channel, inbox=False) + (list(READ_TOOLS) if can_read else [])
     return _asker(
@@ -251,8 +253,9 @@ def judge(
 ) -> AgentSpec:
     """The judge: sets the goal before the work, or gives a verdict after each round.
 
-    Tools: the channel's ask tool, Read, Glob, Grep, and Bash when ``can_run``. Write,
-    Edit and NotebookEdit are denied by the whitelist guard either way. ``can_run`` is a
+    Tools: the channel's ask tool, Read, Glob, Grep, and Bash when ``can_run``; nothing
+    else, in its own thread or any other: it starts no subagent (no Agent, Skill or
+    Workflow), so nothing can edit on its behalf (the tool wall). ``can_run`` is a
     trade: a harder verdict (it can run the acceptance commands) at the price of a judge
     that could change the workspace, since Bash can write files. Leave it off for a
     strictly neutral verdict.
@@ -296,7 +299,8 @@ def oracle(
     """The oracle: answers "where are we?" while a run goes on, from the recent events
     and the workbench; nothing it says enters the run.
 
-    Tools: Read, Glob, Grep; no channel (it answers, it does not ask). The only
+    Tools: Read, Glob, Grep and nothing else (no SendMessage or ListAgents: it cannot
+    reach the live run); no channel (it answers, it does not ask). The only
     non-coordinator with the workbench on: its artifacts and notes are what it reads.
     """
     return AgentSpec(
