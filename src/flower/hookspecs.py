@@ -194,13 +194,14 @@ def flower_guards(
 ) -> dict[str, list[HookMatcher]] | None:
     """Contribute SDK hook matchers that every session of ``spec`` runs with.
 
-    Guards are the walls a prompt cannot talk its way around: the whitelist that makes
-    ``allowed_tools`` exclusive for hands-on tools, the delegate guard that stops a
-    coordinator's main thread from doing the work, spilling of over-long results,
-    the workbench index, worktree isolation. The default plugin returns the seed's set
-    for the spec (``flower.core.guard.spec_guards``), with one deliberate difference:
-    the delegate and isolate guards stay on even without a workbench, so a
-    ``delegate_only`` main thread is never left without a wall. Every implementation's
+    Guards are the walls a prompt cannot talk its way around: the tool wall that makes
+    every thread's tool list exclusive and lets ``Agent`` start only the role's named
+    workers, the whitelist and delegate guards for the hands-on tools in the main
+    thread, spilling and redaction of results, the workbench index, worktree
+    isolation. The default plugin returns that set for the spec
+    (``flower.core.guard.spec_guards``); the delegate and isolate guards stay on even
+    without a workbench, so a ``delegate_only`` main thread is never left without a
+    wall. A plugin's guard can only narrow: any hook's deny wins. Every implementation's
     result is merged with ``merge_hooks`` (in call order: plugins first, defaults
     last), after ``spec.hooks``.
 
