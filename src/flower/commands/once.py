@@ -47,7 +47,11 @@ STEP = "once"
 )
 @click.option("-i", "--instructions", default="", help="Rules appended to the system prompt.")
 @click.option(
-    "-t", "--tools", default=DEFAULT_TOOLS, show_default=True, help="Comma-separated tools."
+    "-t",
+    "--tools",
+    default=DEFAULT_TOOLS,
+    show_default=True,
+    help="The only tools the agent may use, comma-separated (every other is refused).",
 )
 @click.option(
     "-p",
