@@ -58,8 +58,8 @@ if TYPE_CHECKING:
 __all__ = [
     "MARK",
     "MIN_LENGTH",
-    "Redactor",
     "URL_MARKER",
+    "Redactor",
     "collect",
     "current",
     "forget_watched",
@@ -91,10 +91,15 @@ _NOT_SECRET_NAME = re.compile(
 _PLAIN_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null"})
 _NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://(?P<authority>[^/?#\s]*)")
-#: ``scheme://user:password@`` -- the password is what goes.
+#: ``scheme://user:password@`` -- the password is what goes. Neither part holds white
+#: space, ``/``, ``@`` or the characters that end a URL in JSON, HTML or a shell string
+#: (``"``, ``<``, ``>``, a backslash), so a match never runs from one field into the next.
 _USERINFO = re.compile(
-    r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:]*:)(?P<password>[^\s/@]+)(?=@)"
+    r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:\"<>\\]*:)(?P<password>[^\s/@\"<>\\]+)(?=@)"
 )
+#: The same, after a ``://`` found by ``str.find`` (checking is a hot path; this is not
+#: run at every position of a long text).
+_AUTHORITY = re.compile(r"[^\s/@:\"<>\\]*:[^\s/@\"<>\\]+@")
 _NAME_CHARS = re.compile(r"[^\w.\-]")
 
 
@@ -237,7 +242,15 @@ def _forms(value: str) -> list[str]:
 
 
 def _has_userinfo(text: str) -> bool:
-    return "://" in text and "@" in text and _USERINFO.search(text) is not None
+    """Whether ``text`` has a URL with a password; looks only after each ``://``."""
+    if "@" not in text:
+        return False
+    at = text.find("://")
+    while at != -1:
+        if _AUTHORITY.match(text, at + 3):
+            return True
+        at = text.find("://", at + 3)
+    return False
 
 
 def _hide_password(found: re.Match[str]) -> str:
