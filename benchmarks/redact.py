@@ -8,7 +8,7 @@
    round a fresh SQLite file: once with no key anywhere (the common case: one substring
    search per value over each batch), once with a key in one line of 200 (an ``env``
    output: every other batch is then checked line by line, and 50 lines are redacted as
-   objects and encoded again). Reported: the ratios of medians (target <= 1.10x clean).
+   objects and encoded again). Reported: the ratios of medians (target <= 1.15x).
 2. One ``Redactor.redact`` of a 10,000-character text without a secret (the common
    case: substring checks only), and with one (``str.replace``), in microseconds.
 3. ``current()`` when nothing changed: the environment compared, the ``.env`` files
