@@ -147,6 +147,7 @@ def awk_program_reason(program: str) -> str | None:
 
 
 def _scan_program(program: str) -> None:
+    tokens: list[str] = []
     scan = _Scan()
     i, n = 0, len(program)
     while i < n:
@@ -155,7 +156,8 @@ def _scan_program(program: str) -> None:
             i += 1
             continue
         if c == "#":
-            return  # a comment runs to the end of the line, and there is only one line
+            break  # a comment runs to the end of the line, and there is only one line
+        start = i
         was_condition = scan.condition_closed
         scan.condition_closed = False
         if c == '"':
@@ -178,6 +180,125 @@ def _scan_program(program: str) -> None:
         else:
             scan.condition_closed = False
             i = _punct(scan, program, i)
+        tokens.append(program[start:i])
+    check_loops(tokens)
+
+
+# --------------------------------------------------------------------------------------------
+# loops: a glance must come back
+# --------------------------------------------------------------------------------------------
+
+_ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "^=", "++", "--"})
+_MUTATORS = frozenset({"sub", "gsub", "split", "patsplit", "match", "asort", "asorti"})
+_UP, _DOWN = ("<", "<="), (">", ">=")
+
+
+def _is_name(token: str) -> bool:
+    return bool(_IDENT.fullmatch(token)) and token not in KEYWORDS
+
+
+def _is_number(token: str) -> bool:
+    return bool(_NUMBER.fullmatch(token))
+
+
+def _small(token: str) -> bool:
+    """A loop start or bound that keeps the count small: ``NF``, ``NR`` or ``|n| <= 10**7``.
+
+    A variable could hold ``1e300`` (``-v n=1e300``): counting to it never comes back.
+    """
+    if token in ("NF", "NR"):
+        return True
+    return _is_number(token) and not token.lower().startswith("0x") and float(token) <= 1e7
+
+
+def _step(token: str) -> bool:
+    return not token.lower().startswith("0x") and float(token) >= 1
+
+
+def _for_header(tokens: list[str], k: int) -> tuple[int, str, str] | None:
+    """A bounded ``for`` header at ``tokens[k] == "for"``: (end index, variable, bound).
+
+    ``for (k in a)`` walks a snapshot of the keys; ``for (V = X; V < B; V++)`` (or ``<=``,
+    ``+= N``, and the ``>``/``--`` mirror) counts towards its bound. Anything else: ``None``.
+    """
+    t = tokens[k + 1 : k + 14]
+    if len(t) >= 5 and t[0] == "(" and _is_name(t[1]) and t[2] == "in" and _is_name(t[3]):
+        return (k + 5, "", "") if t[4] == ")" else None
+    if len(t) < 10 or t[0] != "(" or not _is_name(t[1]) or t[2] != "=":
+        return None
+    var = t[1]
+    j = 3 + (t[3] == "-")
+    if not _small(t[j]) or t[j + 1 : j + 3] != [";", var]:
+        return None
+    compare, bound, rest = t[j + 3], t[j + 4], t[j + 5 :]
+    if not _small(bound) or rest[:1] != [";"]:
+        return None
+    step = rest[1:4]
+    up = step[:2] in ([var, "++"], ["++", var]) or (
+        len(step) == 3 and step[:2] == [var, "+="] and _is_number(step[2]) and _step(step[2])
+    )
+    down = step[:2] in ([var, "--"], ["--", var]) or (
+        len(step) == 3 and step[:2] == [var, "-="] and _is_number(step[2]) and _step(step[2])
+    )
+    width = 2 if step[:2] in ([var, "++"], ["++", var], [var, "--"], ["--", var]) else 3
+    if not ((compare in _UP and up) or (compare in _DOWN and down)):
+        return None
+    end = k + 1 + j + 5 + 1 + width
+    return (end + 1, var, bound) if tokens[end : end + 1] == [")"] else None
+
+
+def _assigned(tokens: list[str], name: str, skip: range) -> bool:
+    """Is ``name`` assigned (``=``, ``op=``, ``++``/``--``, a mutating builtin) outside ``skip``?"""
+    call_depth = 0
+    for k, token in enumerate(tokens):
+        if token in _MUTATORS and tokens[k + 1 : k + 2] == ["("]:
+            call_depth = 1
+            continue
+        if call_depth:
+            call_depth += {"(": 1, ")": -1}.get(token, 0)
+        if token != name or k in skip:
+            continue
+        after = tokens[k + 1] if k + 1 < len(tokens) else ""
+        before = tokens[k - 1] if k else ""
+        if call_depth or after in _ASSIGN_OPS or before in ("++", "--"):
+            return True
+    return False
+
+
+def _fields_assigned(tokens: list[str]) -> bool:
+    """A ``$x = ...`` (or ``$x++``) anywhere: it can grow ``NF``."""
+    dollar = False
+    for token in tokens:
+        if token in (";", "{", "}"):
+            dollar = False
+        dollar = dollar or token == "$"
+        if dollar and token in _ASSIGN_OPS:
+            return True
+    return False
+
+
+def check_loops(tokens: list[str]) -> None:
+    """Refuse loops that need not end: while, do, functions (recursion), unbounded for."""
+    for k, token in enumerate(tokens):
+        if token in ("while", "do"):
+            raise Refuse(f"awk {token} loops may never end")
+        if token in ("function", "func"):
+            raise Refuse("awk functions are refused (recursion may never end)")
+        if token != "for":
+            continue
+        header = _for_header(tokens, k)
+        if header is None:
+            raise Refuse("awk: only for (k in a) and counting for loops are allowed")
+        end, var, bound = header
+        if not var:
+            continue
+        inside = range(k, end)
+        if _assigned(tokens, var, inside) or (
+            bound in ("NF", "NR") and _assigned(tokens, bound, inside)
+        ):
+            raise Refuse(f"awk: the loop changes {var} or its bound, so it may never end")
+        if bound == "NF" and _fields_assigned(tokens):
+            raise Refuse("awk: assigning a field can grow NF, so the loop may never end")
 
 
 _AWK = spec("F:v:", abbrev=False, permute=False)

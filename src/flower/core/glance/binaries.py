@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from .lexer import Refuse, Word
 from .options import Spec, check_file_values, parse, spec
-from .paths import content_reason, recursive_reason
+from .paths import content_reason, device_reason, recursive_reason
 
 __all__ = ["ANY", "NONE", "TOOLS", "Tool", "check_operands", "check_tool", "tail_suffix_ok"]
 
@@ -72,6 +72,9 @@ class Tool:
     operand: Callable[[str, Word], str | None] | None = None
     #: option keys that make the operands recursive roots (``diff -r``)
     recursive: frozenset[str] = frozenset()
+    #: operands are opened and read even if their content is not printed (``wc``, ``md5sum``):
+    #: a device like ``/dev/zero`` would never end
+    opens: bool = False
 
 
 _HV = " --help --version"
@@ -99,6 +102,7 @@ _SUMS = Tool(
     spec("bctwz --binary --check --tag --text --ignore-missing --quiet --status --strict --warn"
          " --zero" + _HV),
     reads=False,  # prints digests, and for -c only names with OK/FAILED
+    opens=True,
     globs=ANY,  # -c, the only option reading another file, prints no content either
 )  # fmt: skip
 
@@ -133,6 +137,7 @@ TOOLS: dict[str, Tool] = {
     "wc": Tool(
         spec("cmlLw --bytes --chars --lines --max-line-length --words --total=" + _HV),
         reads=False,
+        opens=True,
         globs=ANY,
     ),
     "nl": Tool(
@@ -176,6 +181,7 @@ TOOLS: dict[str, Tool] = {
             " --warn --zero --length=" + _HV
         ),
         reads=False,
+        opens=True,
         globs=ANY,
     ),
     "cksum": Tool(
@@ -184,6 +190,7 @@ TOOLS: dict[str, Tool] = {
             " --ignore-missing --quiet --status --strict --warn --zero --debug" + _HV
         ),
         reads=False,
+        opens=True,
         globs=ANY,
     ),
     # stat, ls, du, df, realpath, readlink: metadata only, every option is a display choice
@@ -413,6 +420,7 @@ TOOLS: dict[str, Tool] = {
             " --no-pad --raw --print0 --separator= --exclude= --exclude-quiet= --parameter=" + _HV
         ),
         reads=False,
+        opens=True,
     ),
     # tree: -o writes its output to a file, -R with -H writes 00Tree.html files, --fromfile
     # and --hintro/--houtro print other files: none listed, and no lead globs
@@ -449,6 +457,10 @@ def check_operands(verb: str, tool: Tool, operands: Sequence[Word], recursive: b
                 raise Refuse(reason)
         if tool.reads:
             reason = recursive_reason(word) if recursive else content_reason(word)
+            if reason is not None:
+                raise Refuse(f"{verb}: {reason}")
+        elif tool.opens:
+            reason = device_reason(word)
             if reason is not None:
                 raise Refuse(f"{verb}: {reason}")
 

@@ -125,8 +125,9 @@ def _config(args: Sequence[Word]) -> None:
     if args and args[0].text in ("list", "--list", "-l"):
         raise Refuse("git config --list prints credentials (http.extraheader, tokens in URLs)")
     parsed = _parse("config", args[1:] if new_style else args, CONFIG)
-    if not new_style and not parsed.has(*_CONFIG_GET):
-        raise Refuse("git config without --get changes the configuration")
+    legacy_get = len(parsed.operands) == 1  # `git config KEY` reads; `KEY VALUE` writes
+    if not (new_style or legacy_get or parsed.has(*_CONFIG_GET)):
+        raise Refuse("git config KEY VALUE changes the configuration")
     if not parsed.operands:
         raise Refuse("git config --get needs a key")
     key = parsed.operands[0].text

@@ -126,7 +126,7 @@ SUBCOMMANDS: dict[str, Spec] = {
     ),
     "describe": _git(
         " --all --tags --contains --abbrev= --candidates= --exact-match --debug --long --match="
-        " --exclude= --always --first-parent --dirty=? --broken=?"
+        " --exclude= --always --first-parent"
     ),
     "merge-base": _git("a --octopus --independent --is-ancestor --fork-point --all"),
     "name-rev": _git(

@@ -27,6 +27,7 @@ search. Files searched recursively are not checked one by one (see :mod:`.paths`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fnmatch import fnmatchcase
 
 from .lexer import Refuse, Word
 from .options import check_file_values, parse, spec
@@ -87,11 +88,35 @@ def _check_paths(verb: str, paths: Sequence[Word], recursive: bool) -> None:
             raise Refuse(f"{verb}: {reason}")
 
 
+#: The CLI's grep function hands the command to GNU grep when any argument matches one of these
+#: bash case patterns (copied from the CLI's function).
+FALLBACK = (
+    "-*-filter*", "-*-pager*", "-*-view*", "-*-format-open*", "-*-config*", "---*", "-@*",
+    "-*-save-config*", "-[Zz]*", "-[!-]*[Zz]*", "--null", "--null-data",
+)  # fmt: skip
+
+
+def runs_gnu_grep(verb: str, args: Sequence[Word]) -> bool:
+    """Does this grep command run GNU grep (egrep/fgrep always do) rather than ugrep?"""
+    if verb != "grep":
+        return True
+    return any(fnmatchcase(w.text, pattern) for w in args for pattern in FALLBACK)
+
+
 def check_grep(verb: str, args: Sequence[Word]) -> None:
-    """grep/egrep/fgrep: the ugrep ∩ GNU grep allow-list; pattern, then files."""
+    """grep/egrep/fgrep: the ugrep ∩ GNU grep allow-list; pattern, then files.
+
+    A recursive search by GNU grep is refused: unlike the CLI's ugrep (``--ignore-files``), it
+    ignores .gitignore and reads the workspace's ``.env``.
+    """
     parsed = parse(verb, args, GREP)
     check_file_values(verb, parsed, GREP.files)
     recursive = _grep_values(verb, parsed.options)
+    if recursive and runs_gnu_grep(verb, args):
+        raise Refuse(
+            f"{verb} -r with -Z/--null (or egrep/fgrep) runs GNU grep, which reads gitignored"
+            " .env files: drop the option or use rg"
+        )
     operands = parsed.operands
     if not parsed.has("-e", "--regexp", "-f", "--file"):
         operands = operands[1:]  # the first operand is the pattern
@@ -129,9 +154,19 @@ _RG_NO_PATTERN = ("-e", "--regexp", "-f", "--file", "--files", "--type-list", "-
 
 
 def check_rg(verb: str, args: Sequence[Word]) -> None:
-    """ripgrep: the allow-list above; every path is a recursive root."""
+    """ripgrep: the allow-list above; every path is a recursive root.
+
+    rg skips hidden files (``.env`` among them) and gitignored ones by default. ``--hidden``
+    alone still skips a gitignored ``.env`` (as the CLI's ugrep does), but together with
+    ``--no-ignore*`` or ``-u``, and as ``-uu``, it would search it: refused.
+    """
     parsed = parse(verb, args, RG)
     check_file_values(verb, parsed, RG.files)
+    unrestricted = sum(1 for key, _ in parsed.options if key in ("-u", "--unrestricted"))
+    hidden = parsed.has("--hidden", "-.") or unrestricted >= 2
+    ignoring = unrestricted >= 1 or any(key.startswith("--no-ignore") for key, _ in parsed.options)
+    if hidden and ignoring:
+        raise Refuse("rg --hidden with -u/--no-ignore (or -uu) searches gitignored .env files")
     operands = parsed.operands
     if not parsed.has(*_RG_NO_PATTERN):
         operands = operands[1:]

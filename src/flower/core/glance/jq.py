@@ -30,7 +30,14 @@ REFUSED_CALLS: dict[str, str] = {
     "modulemeta": "loads modules",
     "get_search_list": "reveals the module search path",
     "input_filename": "",  # harmless: listed so the table says it was considered
+    # a glance must come back: these generate or recurse without end
+    "repeat": "may never end",
+    "until": "may never end",
+    "while": "may never end",
+    "infinite": "may never end",
+    "def": "is refused (a definition may recurse forever)",
 }
+_RANGE_ARGS = re.compile(r"\(\s*(-?\d{1,6}(\.\d+)?\s*(;\s*-?\d{1,6}(\.\d+)?\s*){0,2})\)")
 _IDENT = re.compile(r"\$?(__loc__|[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*)")
 
 
@@ -73,12 +80,32 @@ def _scan(program: str, i: int, closing: str = "") -> int:
             continue
         name = match.group()
         before = program[:i].rstrip()
-        if not before.endswith(".") and REFUSED_CALLS.get(name):
-            raise Refuse(f"jq {name} {REFUSED_CALLS[name]}")
+        if not before.endswith("."):
+            _call(name, program, match.end())
         i = match.end()
     if closing:
         raise Refuse("jq: unterminated interpolation")
     return i
+
+
+def _call(name: str, program: str, end: int) -> None:
+    """Refuse a call of ``name`` (its arguments start at ``program[end:]``) if it is unsafe."""
+    if REFUSED_CALLS.get(name):
+        raise Refuse(f"jq {name} {REFUSED_CALLS[name]}")
+    after = program[end:].lstrip()
+    if name == "recurse" and after.startswith("("):
+        raise Refuse("jq recurse(f) may never end (bare recurse or .. walks the input)")
+    if name == "range" and not _range_small(after):
+        raise Refuse("jq range takes only small number literals here (it may never end)")
+
+
+def _range_small(arguments: str) -> bool:
+    """``range(N)``, ``range(A; B)``, ``range(A; B; S)`` with literals of at most 6 digits."""
+    match = _RANGE_ARGS.match(arguments)
+    if match is None:
+        return False
+    values = [float(v) for v in match.group(1).split(";")]
+    return len(values) < 3 or values[2] != 0
 
 
 def jq_program_reason(program: str) -> str | None:

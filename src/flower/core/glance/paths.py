@@ -30,7 +30,7 @@ from functools import cache, lru_cache
 
 from .lexer import HOME_MARK, PWD_MARK, Word
 
-__all__ = ["content_reason", "glob_intersects", "recursive_reason"]
+__all__ = ["content_reason", "device_reason", "glob_intersects", "recursive_reason"]
 
 #: File names that hold secrets wherever they are (fnmatch patterns, compared case-insensitively).
 SECRET_NAMES: tuple[str, ...] = (
@@ -90,6 +90,8 @@ HARMLESS_DEV = frozenset({"null", "stdin"})
 
 #: Readable by root only, and then a secret.
 SECRET_ABSOLUTE = (("etc", "shadow"), ("etc", "gshadow"), ("etc", "shadow-"), ("etc", "gshadow-"))
+#: Directories of mounted secrets (Docker/Kubernetes: service-account tokens, secret files).
+SECRET_MOUNTS = (("run", "secrets"), ("var", "run", "secrets"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -309,6 +311,9 @@ def _system_reason(root: str, parts: list[str]) -> str | None:
     for secret in SECRET_ABSOLUTE:
         if len(tail) == len(secret) and all(map(glob_intersects, tail, secret)):
             return f"/{'/'.join(secret)} holds password hashes"
+    for mount in SECRET_MOUNTS:
+        if len(tail) >= len(mount) and all(map(glob_intersects, tail, mount)):
+            return f"/{'/'.join(mount)} holds mounted secrets (service-account tokens)"
     return None
 
 
@@ -332,6 +337,16 @@ def content_reason(word: Word) -> str | None:
     hit = _dir_rule_hit(parts)
     if hit is not None or _xdg_flower(root, parts):
         return f"{_short(word)} is inside {hit or 'flower config'}, which holds secrets"
+    return None
+
+
+def device_reason(word: Word) -> str | None:
+    """Why *opening* ``word`` may never end (``/dev/zero``, ``/dev/tty``), for tools that read
+    without printing (``wc``, ``md5sum``); ``None``: fine."""
+    root, parts, climbs = _split(word)
+    if (root == "/" or climbs) and parts and glob_intersects(parts[0], "dev"):
+        if not (len(parts) == 2 and parts[1] in HARMLESS_DEV):
+            return "device files may never end or wait for input"
     return None
 
 

@@ -11,6 +11,7 @@ that wrong would read a ``w`` in the text as a command (or miss one).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from .lexer import Refuse, Word
 from .options import parse, spec
@@ -83,21 +84,46 @@ def _addresses(script: str, i: int) -> int:
     return i
 
 
-def _command(script: str, i: int, command: str) -> int:
-    """Skip the arguments of ``command`` (just read at ``script[i-1]``); refuse the bad ones."""
+@dataclass
+class _Cmd:
+    """One parsed command: its letter, label (b t T :), address, and enclosing blocks."""
+
+    name: str
+    label: str
+    addressed: bool
+    blocks: tuple[int, ...]
+
+
+@dataclass
+class _Program:
+    """The commands of every script (``-e`` chunks share labels and blocks)."""
+
+    commands: list[_Cmd] = field(default_factory=list)
+    open_blocks: list[int] = field(default_factory=list)
+    next_block: int = 0
+
+
+def _label(script: str, i: int) -> tuple[int, str]:
     n = len(script)
-    if command in _PLAIN or command == "{":
-        return i
+    while i < n and script[i] in " \t":
+        i += 1
+    start = i
+    while i < n and (script[i].isalnum() or script[i] == "_"):
+        i += 1
+    return i, script[start:i]
+
+
+def _command(script: str, i: int, command: str) -> tuple[int, str]:
+    """Skip the arguments of ``command`` (read at ``script[i-1]``): (index after, label)."""
+    n = len(script)
+    if command in _PLAIN or command in "{}":
+        return i, ""
     if command in "qQlL":
         while i < n and script[i].isdigit():
             i += 1
-        return i
+        return i, ""
     if command in "btT:":
-        while i < n and script[i] in " \t":
-            i += 1
-        while i < n and (script[i].isalnum() or script[i] == "_"):
-            i += 1
-        return i
+        return _label(script, i)
     if command in "sy":
         if i >= n or script[i] in "\\\n":
             raise Refuse(f"sed {command}: bad delimiter")
@@ -107,36 +133,82 @@ def _command(script: str, i: int, command: str) -> int:
         while command == "s" and i < n and (script[i] in "gpiImMew" or script[i].isdigit()):
             if script[i] in "ew":
                 flag = script[i]
-                raise Refuse(
-                    f"sed s///{flag} {'runs a command' if flag == 'e' else 'writes a file'}"
-                )
+                what = "runs a command" if flag == "e" else "writes a file"
+                raise Refuse(f"sed s///{flag} {what}")
             i += 1
-        return i
+        return i, ""
     raise Refuse(f"sed {command!r} {_WHY.get(command, 'is not an allowed command')}")
 
 
 def sed_script_reason(script: str) -> str | None:
-    """Why this sed script could write, run or read another file (``None``: it only prints)."""
+    """Why this sed script could write, run, read another file or loop forever (or None)."""
     try:
-        _walk(script)
+        program = _Program()
+        _walk(script, program)
+        _check_program(program)
     except Refuse as refusal:
         return refusal.reason
     return None
 
 
-def _walk(script: str) -> None:
+def _walk(script: str, program: _Program) -> None:
     i, n = 0, len(script)
     while i < n:
-        if script[i] in " \t;}":
+        if script[i] in " \t;":
             i += 1
             continue
+        start = i
         i = _addresses(script, i)
         if i >= n:
             raise Refuse("sed: an address without a command")
-        command = script[i]
-        i = _command(script, i + 1, command)
-        if command != "{" and i < n and script[i] not in " \t;}":
+        command, addressed = script[i], i > start
+        i, label = _command(script, i + 1, command)
+        blocks = tuple(program.open_blocks)
+        if command == "{":
+            program.open_blocks.append(program.next_block)
+            program.next_block += 1
+        elif command == "}":
+            if not program.open_blocks:
+                raise Refuse("sed: unbalanced }")
+            program.open_blocks.pop()
+        program.commands.append(_Cmd(command, label, addressed, blocks))
+        if command not in "{}" and i < n and script[i] not in " \t;}":
             raise Refuse("sed: unexpected text after a command")
+
+
+def _loop_reads(commands: list[_Cmd], first: int, branch: int) -> bool:
+    """Does every pass from ``first`` to the backward branch at ``branch`` read a line?
+
+    Yes when an unaddressed ``n``/``N`` lies between them, not inside a block the branch is
+    outside of, and no other branch in between could skip it. At the end of the input ``n`` and
+    ``N`` end the script, so such a loop stops.
+    """
+    span = commands[first:branch]
+    if any(c.name in "btT" for c in span):
+        return False
+    target = commands[branch].blocks
+    return any(
+        c.name in "nN" and not c.addressed and target[: len(c.blocks)] == c.blocks for c in span
+    )
+
+
+def _check_program(program: _Program) -> None:
+    """Balanced blocks, and no loop that can run without reading input."""
+    if program.open_blocks:
+        raise Refuse("sed: unbalanced {")
+    commands = program.commands
+    labels = {c.label: k for k, c in enumerate(commands) if c.name == ":"}
+    for k, command in enumerate(commands):
+        if command.name not in "btT" or not command.label:
+            continue
+        target = labels.get(command.label)
+        if target is None:
+            raise Refuse(f"sed: branch to an unknown label {command.label[:20]!r}")
+        if target < k and not _loop_reads(commands, target + 1, k):
+            raise Refuse("sed: a backward branch that reads no input may loop forever")
+    names = {c.name for c in commands}
+    if "D" in names and names & set("Ggxsy"):
+        raise Refuse("sed D with G, g, x, s or y may refill the pattern space forever")
 
 
 def check_sed(verb: str, args: Sequence[Word]) -> None:
@@ -152,14 +224,14 @@ def check_sed(verb: str, args: Sequence[Word]) -> None:
     for k, (key, value) in enumerate(parsed.options):
         if key in ("-e", "--expression") and k not in parsed.value_words and value is not None:
             scripts.append(Word(value, value))
+    program = _Program()
     for word in scripts:
         if word is None:
             continue
         if word.glob:
             raise Refuse("sed: quote the script (bash would expand its wildcards)")
-        reason = sed_script_reason(word.text)
-        if reason is not None:
-            raise Refuse(reason)
+        _walk(word.text, program)
+    _check_program(program)
     for word in files:
         if word.lead_glob:
             raise Refuse("sed: a glob starting with a wildcard could expand to -i; write ./*")
