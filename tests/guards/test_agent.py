@@ -197,7 +197,7 @@ def test_prompt_order_prelude_instructions_workbench(workspace: Path) -> None:
     assert "# 工作台索引" in append
     off = build_options(AgentSpec("n", "RULES", workbench=False), workbench=wb)
     assert off.system_prompt["append"] == "RULES"  # type: ignore[index]
-    assert "PostToolUse" not in (off.hooks or {})
+    assert [m.hooks[0].__name__ for m in (off.hooks or {})["PostToolUse"]] == ["redact_output"]
 
 
 def test_spec_env_wins_over_compact_and_config_dir_follows_the_store(
@@ -273,7 +273,8 @@ def test_guards_come_through_the_kernel_after_spec_hooks(workspace: Path) -> Non
     assert seen == [("n", wb, 123), ("m", None, 4000)]
     assert o.hooks is not None and o.hooks["Stop"][0].hooks == [extra]
     assert [m.hooks[0].__name__ for m in o.hooks["PreToolUse"]] == ["wall_hook", "whitelist"]
-    assert [m.hooks[0].__name__ for m in o.hooks["PostToolUse"]] == ["index", "spill"]
+    post = [m.hooks[0].__name__ for m in o.hooks["PostToolUse"]]
+    assert post == ["index", "spill", "redact_output"]
 
 
 # --- the plugin folder -------------------------------------------------------------------

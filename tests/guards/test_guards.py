@@ -441,17 +441,23 @@ def test_merge_hooks_extends_in_order_and_keeps_duplicates() -> None:
 def test_spec_guards_for_a_judge_a_coordinator_and_a_worker_like_spec(workspace: Path) -> None:
     wb = Workbench(workspace)
     judge = AgentSpec("裁判", "", allowed_tools=["Read"], workbench=False)
-    assert _kinds(spec_guards(judge, None, 4000)) == {"PreToolUse": ["wall_hook", "whitelist"]}
+    assert _kinds(spec_guards(judge, None, 4000)) == {
+        "PreToolUse": ["wall_hook", "whitelist"],
+        "PostToolUse": ["redact_output"],
+    }
     coord = AgentSpec("协调者", "", delegate_only=True, glance=True)
     assert _kinds(spec_guards(coord, wb, 4000)) == {
         "PreToolUse": ["wall_hook", "delegate"],
-        "PostToolUse": ["index", "spill"],
+        "PostToolUse": ["index", "spill", "redact_output"],
     }
     full = AgentSpec("w", "", allowed_tools=["Bash", "Write", "Edit", "NotebookEdit", "Read"])
-    assert _kinds(spec_guards(full, None, 4000)) == {"PreToolUse": ["wall_hook"]}
+    assert _kinds(spec_guards(full, None, 4000)) == {
+        "PreToolUse": ["wall_hook"],
+        "PostToolUse": ["redact_output"],
+    }
     assert _kinds(spec_guards(full, wb, None)) == {
         "PreToolUse": ["wall_hook"],
-        "PostToolUse": ["index"],
+        "PostToolUse": ["index", "redact_output"],
     }
 
 
@@ -460,7 +466,8 @@ def test_spec_guards_keep_the_walls_without_a_workbench() -> None:
     marked = {"coder": isolated(AgentDefinition("d", "p"))}
     coord = AgentSpec("协调者", "", delegate_only=True, agents=marked)
     assert _kinds(spec_guards(coord, None, 4000)) == {
-        "PreToolUse": ["wall_hook", "delegate", "isolate"]
+        "PreToolUse": ["wall_hook", "delegate", "isolate"],
+        "PostToolUse": ["redact_output"],
     }
 
 

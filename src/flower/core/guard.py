@@ -203,26 +203,39 @@ def spill_guard(
     pointer plus its first 400 characters. Only such string fields are replaced, in
     place, so the result keeps the tool's own structure (the CLI ignores an
     ``updatedToolOutput`` of another shape, e.g. a bare string for Bash); lists are never
-    touched (they may hold image blocks). Reading a spilled file (Read of it, or a Bash
-    command that names it) passes untouched: otherwise the text read would be spilled
-    again and "read the file" would loop forever.
+    spilled (they may hold image blocks). Reading a spilled file (Read of it, or a Bash
+    command that names it) is not spilled again: otherwise the text read would be
+    spilled again and "read the file" would loop forever.
+
+    Every result of ``tools`` is also redacted (:mod:`flower.core.redact`), spilled or
+    not, main thread or not: the spill file, the head left in the conversation and an
+    unspilled result hold no known secret. The CLI does not chain two hooks' updated
+    outputs (the last update wins, each saw the original), so ``redact_guard`` skips
+    these tools and this guard answers for both.
 
     ``main_only`` spills only the main thread's results.
     """
+    from flower.core.redact import current
+
     intercepted = frozenset(tools.split("|"))
 
     async def spill(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         tool = data.get("tool_name", "")
-        if tool not in intercepted or (main_only and not _is_main_thread(data)):
-            return {}
-        if _reads_spill(workbench, tool, data.get("tool_input") or {}):
+        if tool not in intercepted or "tool_response" not in data:
             return {}
         response = data.get("tool_response")
         try:
-            updated = _spill_value(workbench, response, threshold)
-        except (OSError, ValueError) as exc:  # no spill beats a failed tool: keep the result
-            print(f"flower: could not spill a {tool} result: {exc}", file=sys.stderr)
-            return {}
+            updated = clean = current().redact_value(response)
+        except Exception as exc:  # a broken redactor must not fail the tool
+            print(f"flower: could not redact a {tool} result: {exc!r}", file=sys.stderr)
+            updated = clean = response
+        if not (main_only and not _is_main_thread(data)) and not _reads_spill(
+            workbench, tool, data.get("tool_input") or {}
+        ):
+            try:
+                updated = _spill_value(workbench, clean, threshold)
+            except (OSError, ValueError) as exc:  # no spill beats a failed tool
+                print(f"flower: could not spill a {tool} result: {exc}", file=sys.stderr)
         if updated is response:
             return {}
         return {
@@ -275,17 +288,23 @@ def _spill_value(workbench: Workbench, value: Any, threshold: int) -> Any:
 def spill_text(workbench: Workbench, text: str) -> Path:
     """Write ``text`` to the spill folder under its content hash; return the path.
 
-    A regular file of that name and size is the same text already spilled, and is kept.
+    The text is redacted first (so the name is the hash of what is on disk); a regular
+    file of that name and size is the same text already spilled, and is kept. The spill
+    folder must be a real folder of the workbench (:meth:`Workbench.place`), checked
+    before the shortcut too, so a pointer never names a file behind a link.
     """
+    from flower.core.redact import current
+
+    text = current().redact(text)
     data = text.encode("utf-8", "surrogatepass")
     name = hashlib.sha256(data).hexdigest()[:16] + ".txt"
-    path = workbench.spill / name
+    path = workbench.place(SPILL_DIRNAME, name)
     try:
         st = path.lstat()
     except OSError:
         st = None
     if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == len(data):
-        return path  # spilled before; skipping a write needs no path check
+        return path  # spilled before
     written = workbench.write(text, SPILL_DIRNAME, name)
     keep_out_of_git(written.parent)
     return path
@@ -459,6 +478,9 @@ def spec_guards(
             pre.append(isolate_guard(agents))
         if pre:
             groups.append({"PreToolUse": pre})
+    from flower.core.redact import redact_hooks  # secrets, for every agent: core/redact.py
+
+    groups.append(redact_hooks(spec, workbench, spill_threshold))
     return merge_hooks(*groups)
 
 
