@@ -222,7 +222,7 @@ _PROJECT_FILES = {
 }
 
 
-def _git(project: Path, *args: str, check: bool = True) -> None:
+def _git(project: Path, *args: str, check: bool = True, prefix: Sequence[str] = ()) -> None:
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(project),
@@ -231,7 +231,7 @@ def _git(project: Path, *args: str, check: bool = True) -> None:
         "GIT_AUTHOR_DATE": "2026-11-30T12:00:00Z",
         "GIT_COMMITTER_DATE": "2026-11-30T12:00:00Z",
     }
-    subprocess.run(["git", *args], cwd=project, env=env, check=check, capture_output=True)
+    subprocess.run([*prefix, "git", *args], cwd=project, env=env, check=check, capture_output=True)
 
 
 def build_template(root: Path, decoys: Decoys) -> Path:
@@ -588,8 +588,9 @@ def run_command(sandbox: Sandbox, index: int, command: str) -> Outcome:
     project, home, tmp = root / "project", root / "home", root / "tmp"
     # A copy has new inodes and ctimes, which a working tree does not get by being looked at:
     # refresh the index first, or git diff rewrites it (git 2.39 ignores GIT_OPTIONAL_LOCKS
-    # there), which is git's reaction to the copy, not to the glance.
-    _git(project, "update-index", "-q", "--refresh", check=False)
+    # there), which is git's reaction to the copy, not to the glance. Inside the namespace,
+    # where a user namespace shows other owners than outside (and the index records them).
+    _git(project, "update-index", "-q", "--refresh", check=False, prefix=sandbox.prefix)
     before = snapshot(root)
     trace = run / "strace.log"
     script = f"{sandbox.prelude}\ncd {shlex.quote(str(project))} || exit 97\n{command}\n"
