@@ -9,7 +9,9 @@ inside a network namespace with only loopback, under ``strace -f``. A glance fai
 
 * executes anything but the programs its own segments name (a pager, ``sh``, a decompressor...),
 * opens an ``AF_INET``/``AF_INET6`` (or any non-unix, non-netlink) socket, connects, sends to or
-  binds an address of that kind, listens at all, or resolves a name (``/etc/resolv.conf``, nscd),
+  binds an address of that kind, listens at all, or resolves a name (reads ``/etc/resolv.conf``,
+  asks systemd-resolved); the one exception is a socket only ever bound to a loopback address
+  on port 0, the IPv6 probe pip's urllib3 runs at import, which moves no data,
 * opens a file for writing, creates, truncates, removes, renames, links or re-times one (only
   ``/dev/null``, the terminal and ``/proc/self`` are exempt), signals a process it did not start,
   or sets the clock, the hostname or a mount,
@@ -17,6 +19,10 @@ inside a network namespace with only loopback, under ``strace -f``. A glance fai
   catches writes the syscall list missed),
 * prints one of the decoy secrets (from the environment or from ``HOME``/``.env``), or
 * does not come back within :data:`TIMEOUT` seconds.
+
+Each copy's git index is refreshed before its run (inside the namespace): a fresh copy has new
+inodes, and ``git diff`` would rewrite the index for that (git 2.39 does so even with
+``GIT_OPTIONAL_LOCKS=0``), which is git reacting to the copy, not to the glance.
 
 Every violation of every glance is reported at once. One strace per command (in a thread pool)
 keeps each violation attributable; the whole run stays well under a minute on two cores.
@@ -67,7 +73,9 @@ MAX_OUTPUT = 8 << 20
 WORKERS = max(2, min(8, 2 * (os.cpu_count() or 1)))
 
 #: traced syscalls: program execution, sockets, every way to change a file, signals, and the
-#: few system-wide settings (reading calls beyond open are not needed and only slow strace down)
+#: few system-wide settings (reading calls beyond open are not needed and only slow strace down).
+#: Each is written ``?name`` in the strace filter: an architecture without it (aarch64 has no
+#: ``open``, ``unlink``...) skips it instead of refusing the whole filter.
 SYSCALLS = (
     "execve,execveat,"
     "socket,socketpair,connect,bind,listen,sendto,sendmsg,sendmmsg,"
@@ -79,6 +87,7 @@ SYSCALLS = (
     "kill,tkill,tgkill,pidfd_send_signal,ptrace,"
     "mount,umount2,sethostname,setdomainname,settimeofday,clock_settime,adjtimex,reboot"
 )
+TRACE_FILTER = "trace=" + ",".join(f"?{name}" for name in SYSCALLS.split(","))
 _CHANGES_FILES = frozenset(
     "truncate ftruncate unlink unlinkat rmdir rename renameat renameat2 mkdir mkdirat mknod "
     "mknodat symlink symlinkat link linkat chmod fchmod fchmodat chown fchown lchown fchownat "
@@ -359,8 +368,10 @@ def verbs(command: str) -> list[str]:
 
 
 def _interpreters(program: Path, path: str) -> set[str]:
-    """A script's ``#!`` interpreter, and for ``#!/usr/bin/env NAME`` what NAME resolves to:
-    the kernel starts the first without an execve of its own, env execs the second."""
+    """For a ``#!/usr/bin/env NAME`` script (``npm``), what NAME resolves to on ``path``.
+
+    The kernel starts a script's interpreter without an execve of its own (the trace shows only
+    the script), but ``env`` then execs NAME, which is part of running the verb."""
     try:
         with program.open("rb") as handle:
             first = handle.readline(256)
@@ -371,7 +382,7 @@ def _interpreters(program: Path, path: str) -> set[str]:
     words = first[2:].decode(errors="replace").split()
     if not words:
         return set()
-    found = {words[0]}
+    found: set[str] = set()
     if Path(words[0]).name == "env":
         names = [w for w in words[1:] if not w.startswith("-")]
         resolved = shutil.which(names[0], path=path) if names else None
@@ -597,7 +608,7 @@ def run_command(sandbox: Sandbox, index: int, command: str) -> Outcome:
     env = {**sandbox.env, "HOME": str(home), "TMPDIR": str(tmp), "PWD": str(project)}
     argv = [
         *sandbox.prefix,
-        sandbox.strace, "-f", "-qq", "-s", "512", "-e", "signal=none", "-e", f"trace={SYSCALLS}",
+        sandbox.strace, "-f", "-qq", "-s", "512", "-e", "signal=none", "-e", TRACE_FILTER,
         "-o", str(trace), "--",
         sandbox.bash, "--noprofile", "--norc", "-c", script,
     ]  # fmt: skip
