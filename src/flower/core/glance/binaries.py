@@ -78,6 +78,8 @@ class Tool:
 
 
 _HV = " --help --version"
+#: ``Tool.recursive`` for tools that read inside directories whatever their options
+ALWAYS = frozenset({"*"})
 
 
 def _date_operand(verb: str, word: Word) -> str | None:
@@ -375,7 +377,9 @@ TOOLS: dict[str, Tool] = {
         max_operands=4,
         globs=ANY,
     ),
-    # diff: -l/--paginate runs pr, so not listed, and no lead globs
+    # diff: -l/--paginate runs pr, so not listed, and no lead globs. Given a directory, diff
+    # compares the files inside with same-named ones (`diff ~ /tmp/x` would print ~/.netrc
+    # against an attacker's /tmp/x/.netrc), so its operands are always recursive roots
     "diff": Tool(
         spec(
             "abBcdeEinNpqrstTuwyZC:D:F:I:S:U:W:x:X: --brief --report-identical-files"
@@ -392,7 +396,7 @@ TOOLS: dict[str, Tool] = {
             numeric=True,
             files="--from-file --to-file",
         ),
-        recursive=frozenset({"-r", "--recursive"}),
+        recursive=ALWAYS,
     ),
     # tr: operands are character sets, not files
     "tr": Tool(
@@ -469,6 +473,6 @@ def check_tool(verb: str, args: Sequence[Word]) -> None:
     """Judge one simple tool's arguments against its :data:`TOOLS` entry."""
     tool = TOOLS[verb]
     parsed = parse(verb, args, tool.spec)
-    check_file_values(verb, parsed, tool.spec.files)
-    recursive = parsed.has(*tool.recursive)
+    recursive = tool.recursive == ALWAYS or parsed.has(*tool.recursive)
+    check_file_values(verb, parsed, tool.spec.files, recursive=recursive)
     check_operands(verb, tool, parsed.operands, recursive)

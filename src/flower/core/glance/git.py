@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from .gitopts import BRANCH, CONFIG, GLOBAL, REFLOG, STASH_SHOW, SUBCOMMANDS, TAG
 from .lexer import Refuse, Word
 from .options import Parsed, Spec, check_file_values, parse, spec
-from .paths import content_reason
+from .paths import content_reason, recursive_reason
 
 __all__ = ["check_git"]
 
@@ -62,6 +62,13 @@ def _check_values(sub: str, parsed: Parsed, rules: Spec) -> None:
 
 
 def _check_operands(sub: str, parsed: Parsed) -> None:
+    """Revisions, paths and ``rev:path`` operands; ``--no-index`` compares (or searches) any
+    directory the model names, so its operands are judged as recursive roots."""
+    if parsed.has("--no-index"):
+        for word in parsed.operands:
+            reason = recursive_reason(word)
+            if reason is not None:
+                raise Refuse(f"git {sub} --no-index: {reason}")
     for index, word in enumerate(parsed.operands):
         before_dashdash = parsed.dashdash is None or index < parsed.dashdash
         if word.lead_glob and before_dashdash:

@@ -174,7 +174,7 @@ GREP = _git(
     " --files-with-matches --files-without-match --null --only-matching --count --color=?"
     " --no-color --break --heading --show-function --function-context --threads= --file="
     " --and --or --not --all-match --quiet --cached --untracked --no-index --exclude-standard"
-    " --no-exclude-standard --recurse-submodules --max-count= --after-context="
+    " --recurse-submodules --max-count= --after-context="
     " --before-context= --context=",
     numeric=True,
     files="-f --file",

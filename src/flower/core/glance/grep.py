@@ -76,13 +76,17 @@ def _grep_values(verb: str, options: list[tuple[str, str | None]]) -> bool:
     return recursive
 
 
+def _no_lead_glob(verb: str, operands: Sequence[Word]) -> None:
+    """The pattern included: an unquoted ``*`` there expands like any other word."""
+    if any(word.lead_glob for word in operands):
+        raise Refuse(
+            f"{verb}: a glob starting with a wildcard could expand to an option"
+            " (a file named like --pre=sh or --from=list); write ./*.py"
+        )
+
+
 def _check_paths(verb: str, paths: Sequence[Word], recursive: bool) -> None:
     for word in paths:
-        if word.lead_glob:
-            raise Refuse(
-                f"{verb}: a glob starting with a wildcard could expand to an option"
-                " (a file named --from=x); write ./*.py"
-            )
         reason = recursive_reason(word) if recursive else content_reason(word)
         if reason is not None:
             raise Refuse(f"{verb}: {reason}")
@@ -117,6 +121,7 @@ def check_grep(verb: str, args: Sequence[Word]) -> None:
             f"{verb} -r with -Z/--null (or egrep/fgrep) runs GNU grep, which reads gitignored"
             " .env files: drop the option or use rg"
         )
+    _no_lead_glob(verb, parsed.operands)
     operands = parsed.operands
     if not parsed.has("-e", "--regexp", "-f", "--file"):
         operands = operands[1:]  # the first operand is the pattern
@@ -167,6 +172,7 @@ def check_rg(verb: str, args: Sequence[Word]) -> None:
     ignoring = unrestricted >= 1 or any(key.startswith("--no-ignore") for key, _ in parsed.options)
     if hidden and ignoring:
         raise Refuse("rg --hidden with -u/--no-ignore (or -uu) searches gitignored .env files")
+    _no_lead_glob(verb, parsed.operands)
     operands = parsed.operands
     if not parsed.has(*_RG_NO_PATTERN):
         operands = operands[1:]

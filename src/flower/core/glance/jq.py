@@ -35,6 +35,7 @@ REFUSED_CALLS: dict[str, str] = {
     "until": "may never end",
     "while": "may never end",
     "infinite": "may never end",
+    "combinations": "may take exponential time",
     "def": "is refused (a definition may recurse forever)",
 }
 _RANGE_ARGS = re.compile(r"\(\s*(-?\d{1,6}(\.\d+)?\s*(;\s*-?\d{1,6}(\.\d+)?\s*){0,2})\)")

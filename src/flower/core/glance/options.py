@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from .lexer import Refuse, Word
-from .paths import content_reason
+from .paths import content_reason, recursive_reason
 
 __all__ = ["Parsed", "Spec", "check_file_values", "merge", "parse", "spec"]
 
@@ -229,13 +229,16 @@ def _parse_short(verb: str, args: Sequence[Word], i: int, rules: Spec, parsed: P
     return i
 
 
-def check_file_values(verb: str, parsed: Parsed, keys: Iterable[str]) -> None:
+def check_file_values(
+    verb: str, parsed: Parsed, keys: Iterable[str], *, recursive: bool = False
+) -> None:
     """Refuse option values that name a secret file (``grep -f .env``, ``jq --rawfile``)."""
     wanted = set(keys)
+    judge = recursive_reason if recursive else content_reason
     for index, (key, value) in enumerate(parsed.options):
         if key not in wanted or value is None or value == "-":
             continue
-        reason = content_reason(parsed.value_words[index])
+        reason = judge(parsed.value_words[index])
         if reason is not None:
             raise Refuse(f"{verb} {key}: {reason}")
 

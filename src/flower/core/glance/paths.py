@@ -290,6 +290,8 @@ def _ssh_public(component: str) -> bool:
 def _child_hit(
     dirs: tuple[str, ...], children: tuple[str, ...], rest: list[str], dotglob: bool
 ) -> bool:
+    if not rest:
+        return not dotglob  # the directory itself: diff, grep -r... read what is inside
     if dirs == (".ssh",) and len(rest) == 1 and _ssh_public(rest[0]):
         return False
     if dotglob and _wild_first(rest[-1]):
@@ -302,7 +304,7 @@ def _child_hit(
 def _dir_rule_hit(parts: list[str]) -> str | None:
     for dirs, children in SECRET_DIRS:
         k = len(dirs)
-        for i in range(len(parts) - k):
+        for i in range(len(parts) - k + 1):
             window = parts[i : i + k]
             if not all(map(matches, window, dirs)):
                 continue
@@ -350,7 +352,7 @@ def content_reason(word: Word) -> str | None:
         return f"{_short(word)} may hold secrets"
     hit = _dir_rule_hit(parts)
     if hit is not None or _xdg_flower(root, parts):
-        return f"{_short(word)} is inside {hit or 'flower config'}, which holds secrets"
+        return f"{_short(word)} reaches {hit or 'flower config'}/, which holds secrets"
     return None
 
 

@@ -236,8 +236,10 @@ def check_lsof(verb: str, args: Sequence[Word]) -> None:
             _value, i = _lsof_value(args, i, rest, colon=True)
         elif (sign == "-" and letter in "cdgpu") or (sign == "+" and letter in "Dd"):
             if not rest:
-                if i >= len(args):
-                    raise Refuse(f"lsof {text} is missing its value")
+                # a value that looks like an option would be read as one by lsof (-g takes
+                # its value only optionally): never skip such a word unchecked
+                if i >= len(args) or args[i].text.startswith(("-", "+")):
+                    raise Refuse(f"lsof {text} needs a value attached or as the next word")
                 i += 1
         elif (sign == "-" and letter in "FT") or text in ("+L", "-L", "+c", "-o", "-O"):
             pass
