@@ -102,12 +102,14 @@ def _verdicts(entries: list[Entry]) -> tuple[list[Entry], list[Entry], list[tupl
 
 
 def test_loader_skips_comments_and_blank_lines_and_keeps_sections(tmp_path: Path) -> None:
+    """Comments group and attribute lines; they must never be judged as commands."""
     corpus = tmp_path / "c.txt"
     corpus.write_text("# intro\n\n# == reads ==\n  ls -la  \n# note\ngit status\n")
     assert load_corpus(corpus) == [Entry("ls -la", 4, "reads"), Entry("git status", 6, "reads")]
 
 
 def test_loader_refuses_duplicates(tmp_path: Path) -> None:
+    """A repeated line would count twice towards the sizes and the 2 % budget."""
     corpus = tmp_path / "c.txt"
     corpus.write_text("ls\ngit status\n ls\n")
     with pytest.raises(CorpusError, match="line 3 repeats line 1: ls"):
@@ -115,11 +117,13 @@ def test_loader_refuses_duplicates(tmp_path: Path) -> None:
 
 
 def test_corpora_are_large_enough() -> None:
+    """Small lists prove little: the floors keep pruning from hollowing the corpora out."""
     assert len(load_corpus(DANGEROUS)) >= MIN_DANGEROUS
     assert len(load_corpus(GLANCES)) >= MIN_GLANCES
 
 
 def test_corpora_do_not_overlap() -> None:
+    """A command cannot be both harmless and dangerous: one of the two files is wrong."""
     dangerous = {entry.command: entry for entry in load_corpus(DANGEROUS)}
     both = [entry for entry in load_corpus(GLANCES) if entry.command in dangerous]
     assert not both, "in both corpora (glances.txt / dangerous.txt):\n" + "\n".join(
@@ -128,6 +132,7 @@ def test_corpora_do_not_overlap() -> None:
 
 
 def test_no_dangerous_command_is_accepted() -> None:
+    """One accepted line is one way for a coordinator to act without a worker: none may pass."""
     entries = load_corpus(DANGEROUS)
     accepted, _, crashed = _verdicts(entries)
     lines = [f"decide() accepted {len(accepted)} of {len(entries)} dangerous commands:"]
@@ -141,6 +146,7 @@ def test_no_dangerous_command_is_accepted() -> None:
 
 
 def test_realistic_glances_are_accepted() -> None:
+    """A refused glance costs a worker launch; more than a few means the gate is unusable."""
     entries = load_corpus(GLANCES)
     _, refused, crashed = _verdicts(entries)
     budget = math.floor(len(entries) * MAX_REFUSED_SHARE)

@@ -153,6 +153,18 @@ def cli_functions(bundled: Path = BUNDLED_CLI) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+_DECOY_NAMES = {
+    "env-anthropic": "sk-ant-decoy-env-{token}",
+    "env-github": "ghp_decoy{token}",
+    "home-flower-env": "sk-ant-decoy-flower-{token}",
+    "home-netrc": "decoy-netrc-{token}",
+    "home-ssh": "decoy-ssh-{token}",
+    "home-aws": "decoy-aws-{token}",
+    "home-claude": "sk-ant-oat01-decoy-{token}",
+    "project-env": "sk-ant-decoy-project-{token}",
+}
+
+
 @dataclass(frozen=True)
 class Decoys:
     """Secret-looking values planted in the environment and in files; none may be printed.
@@ -177,17 +189,6 @@ class Decoys:
     def leaked(self, text: str) -> list[str]:
         return [name for name, token in self.tokens.items() if token in text]
 
-
-_DECOY_NAMES = {
-    "env-anthropic": "sk-ant-decoy-env-{token}",
-    "env-github": "ghp_decoy{token}",
-    "home-flower-env": "sk-ant-decoy-flower-{token}",
-    "home-netrc": "decoy-netrc-{token}",
-    "home-ssh": "decoy-ssh-{token}",
-    "home-aws": "decoy-aws-{token}",
-    "home-claude": "sk-ant-oat01-decoy-{token}",
-    "project-env": "sk-ant-decoy-project-{token}",
-}
 
 _PROJECT_FILES = {
     "README.md": (
@@ -540,8 +541,8 @@ def trace_violations(calls: Sequence[Call], allowed_programs: set[str]) -> list[
                 argv = args.split("[", 1)[-1].split("]", 1)[0] if "[" in args else ""
                 found.append(f"runs {program} [{argv[:160]}]")
         elif name in ("socket", "socketpair"):
-            family = args.split(",", 1)[0].strip()
-            if family not in _LOCAL_FAMILIES and not (family in _INET and call.pid in probes):
+            domain = args.split(",", 1)[0].strip()
+            if domain not in _LOCAL_FAMILIES and not (domain in _INET and call.pid in probes):
                 found.append(f"opens a socket: {name}({args[:120]})")
         elif name in ("connect", "bind", "sendto", "sendmsg", "sendmmsg"):
             family = _FAMILY.search(args)
@@ -650,7 +651,7 @@ def _drive(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, list[s
 
         def read() -> None:
             size = 0
-            while chunk := stream.read1(1 << 16):
+            while chunk := os.read(stream.fileno(), 1 << 16):
                 if size < MAX_OUTPUT:
                     chunks.append(chunk)
                 size += len(chunk)
@@ -689,7 +690,7 @@ def report(outcomes: Sequence[Outcome], limit: int = 12) -> str:
         shown = outcome.violations[:limit]
         more = len(outcome.violations) - len(shown)
         blocks.append(
-            f"$ {outcome.command}\n"
+            f"$ {outcome.command}  ({outcome.seconds:.1f} s)\n"
             + "\n".join(f"    {v}" for v in shown)
             + (f"\n    ... and {more} more" if more else "")
         )
@@ -790,6 +791,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
 
 
 def test_verbs_follow_segments_through_quotes_and_redirections() -> None:
+    """The allowed programs come from these verbs: a wrong split would allow the wrong ones."""
     assert verbs("git status && git log | head -5") == ["git", "git", "head"]
     assert verbs("cat 'a;b' 2>/dev/null || echo missing") == ["cat", "echo"]
     assert verbs("test -d .git && echo repo; [ -f x ] && ls") == ["test", "echo", "[", "ls"]
@@ -798,6 +800,7 @@ def test_verbs_follow_segments_through_quotes_and_redirections() -> None:
 
 
 def test_parse_trace_joins_unfinished_calls() -> None:
+    """With -f, calls of different processes interleave; a split call must not be lost."""
     text = (
         '10 execve("/usr/bin/ls", ["ls"], 0x1 /* 3 vars */ <unfinished ...>\n'
         '11 openat(AT_FDCWD, "x", O_WRONLY|O_CREAT, 0666) = 3\n'
@@ -829,6 +832,7 @@ def test_sandbox_catches_known_bad_commands(sandbox: Sandbox) -> None:
 
 
 def test_every_accepted_glance_only_looks(sandbox: Sandbox) -> None:
+    """What the gate lets a coordinator run unsupervised must, run for real, only look."""
     glances = [entry.command for entry in load_corpus(GLANCES)]
     accepted = [command for command in glances if ephemeral.is_ephemeral(command)]
     started = time.monotonic()
