@@ -75,7 +75,7 @@ def check_find(verb: str, args: Sequence[Word]) -> None:
     while i < len(args):
         word, i = args[i], i + 1
         text = word.text
-        if word.glob_in_name() and text.startswith("-"):
+        if word.glob and text.startswith("-"):
             raise Refuse("find: a glob could expand to any primary (quote it)")
         if text in OPERATORS or text in NO_ARG or _OPTIMIZE.match(text):
             continue

@@ -201,7 +201,7 @@ def _parse_long(verb: str, args: Sequence[Word], i: int, rules: Spec, parsed: Pa
 
 def _unknown_long(verb: str, name: str, rules: Spec) -> str:
     if name and rules.abbrev and any(full.startswith(name) for full in rules.long_names()):
-        return f"{verb} --{_show(name)} is abbreviated: write the option in full"
+        return f"{verb} --{_show(name)} is not allowed (an abbreviation? write options in full)"
     return f"{verb} --{_show(name)} is not an allowed option"
 
 

@@ -119,6 +119,8 @@ def _command(script: str, i: int, command: str) -> tuple[int, str]:
     if command in _PLAIN or command in "{}":
         return i, ""
     if command in "qQlL":
+        while i < n and script[i] in " \t" and script[i:].lstrip(" \t")[:1].isdigit():
+            i += 1
         while i < n and script[i].isdigit():
             i += 1
         return i, ""

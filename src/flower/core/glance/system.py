@@ -404,10 +404,11 @@ def check_docker(verb: str, args: Sequence[Word]) -> None:
     parsed = parse(f"docker {sub}", rest, rules)
     if (subsub or sub) == "stats" and not parsed.has("--no-stream"):
         raise Refuse("docker stats never returns without --no-stream")
-    if most is not None and len(parsed.operands) > most:
-        raise Refuse(f"docker {sub} {subsub}: too many operands".replace("  ", " "))
     if any(w.lead_glob for w in parsed.operands):
         raise Refuse("docker: a glob starting with a wildcard could expand to an option")
+    if most is not None and len(parsed.operands) > most:
+        what = f"{sub} {subsub}".strip()
+        raise Refuse(f"docker {what}: too many operands")
 
 
 _WHO_TOOL = SYSTEM_TOOLS["who"]
