@@ -739,6 +739,11 @@ REFUSED = [
     "cat /dev/tty",
     "tail -c 10 /dev/urandom",
     "md5sum /dev/zero",
+    "diff ~ /tmp/x",  # compares ~/.netrc with /tmp/x/.netrc
+    "diff ~/.config/flower /tmp/x",
+    "diff -r ~/.ssh /tmp/x",
+    "diff --from-file=~ .bashrc",
+    "git diff --no-index ~/.config/flower /tmp/x",
     "wc -c /dev/zero",
     "cat /var/run/secrets/kubernetes.io/serviceaccount/token",
     "cat /run/secrets/db_password",

@@ -34,10 +34,10 @@ _HV = " --help --version"
 SYSTEM_TOOLS: dict[str, Tool] = {
     "pgrep": Tool(
         spec(
-            "acfilnovwxAd:g:G:O:P:s:t:u:U:r:F: --delimiter= --list-name --list-full --inverse"
+            "acfilnovwxAd:g:G:O:P:s:t:u:U:r: --delimiter= --list-name --list-full --inverse"
             " --lightweight --count --full --pgroup= --group= --ignore-case --newest --oldest"
             " --older= --parent= --session= --terminal= --euid= --uid= --exact --runstates="
-            " --ignore-ancestors --cgroup= --ns= --nslist= --pidfile=" + _HV
+            " --ignore-ancestors --cgroup= --ns= --nslist=" + _HV
         ),
         reads=False,
     ),
