@@ -138,4 +138,5 @@ def test_glance_env() -> None:
     assert GLANCE_ENV["PIP_NO_INPUT"] == "1"
     assert GLANCE_ENV["GIT_OPTIONAL_LOCKS"] == "0"
     assert GLANCE_ENV["GOTOOLCHAIN"] == "local"
+    assert GLANCE_ENV["GIT_NO_LAZY_FETCH"] == "1"  # a partial clone would fetch blobs
     assert all(k.isupper() and isinstance(v, str) for k, v in GLANCE_ENV.items())

@@ -36,6 +36,7 @@ from flower.core.glance.git import check_git
 from flower.core.glance.grep import check_grep, check_rg
 from flower.core.glance.jq import check_jq
 from flower.core.glance.lexer import HOME_MARK, PWD_MARK, Refuse, Word, lex, segments
+from flower.core.glance.paths import network_reason
 from flower.core.glance.sed import check_sed
 from flower.core.glance.shell import (
     NOT_VERSIONED,
@@ -66,7 +67,8 @@ __all__ = ["GLANCE_ENV", "NEVER", "REMOVED", "VERBS", "decide", "explain", "is_e
 #: The variables every glance must run with (the glance hook exports them before the command):
 #: pip's self version check would reach the network and write its cache; git status would
 #: refresh (write) the index; pip must never prompt; ``go version`` must not download the
-#: toolchain go.mod asks for; a pager must never wait for a key, nor git prompt for a password.
+#: toolchain go.mod asks for; a pager must never wait for a key, nor git prompt for a password;
+#: git in a partial clone must not fetch missing objects from its promisor remote.
 GLANCE_ENV: dict[str, str] = {
     "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     "PIP_NO_INPUT": "1",
@@ -75,6 +77,7 @@ GLANCE_ENV: dict[str, str] = {
     "GIT_PAGER": "cat",
     "PAGER": "cat",
     "GOTOOLCHAIN": "local",
+    "GIT_NO_LAZY_FETCH": "1",
 }
 
 Checker = Callable[[str, Sequence[Word]], None]
@@ -223,6 +226,10 @@ def _check_segment(words: Sequence[Word]) -> None:
         raise Refuse(f"{verb} {NEVER[verb]}")
     if verb in REMOVED:
         raise Refuse(REMOVED[verb])
+    for word in args:
+        reason = network_reason(word.text)
+        if reason is not None:
+            raise Refuse(reason)
     checker = VERBS.get(verb)
     if checker is None and toolchain(verb) == "python":
         checker = check_version

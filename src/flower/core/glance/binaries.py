@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .lexer import Refuse, Word
+from .lexer import PWD_MARK, Refuse, Word
 from .options import Spec, check_file_values, parse, spec
 from .paths import content_reason, device_reason, recursive_reason
 
@@ -91,6 +91,13 @@ def _date_operand(verb: str, word: Word) -> str | None:
 def _no_response_file(verb: str, word: Word) -> str | None:
     if word.text.startswith("@"):
         return f"{verb} reads options from @FILE"
+    return None
+
+
+def _diff_operand(verb: str, word: Word) -> str | None:
+    """diff compares the files inside a directory: the working directory holds ``.env``."""
+    if word.text in (".", "./") or word.text.rstrip("/") == PWD_MARK:
+        return "diff of the working directory compares its .env files: name files or subfolders"
     return None
 
 
@@ -397,6 +404,7 @@ TOOLS: dict[str, Tool] = {
             files="--from-file --to-file",
         ),
         recursive=ALWAYS,
+        operand=_diff_operand,
     ),
     # tr: operands are character sets, not files
     "tr": Tool(

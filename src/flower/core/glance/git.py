@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from .gitopts import BRANCH, CONFIG, GLOBAL, REFLOG, STASH_SHOW, SUBCOMMANDS, TAG
-from .lexer import Refuse, Word
+from .lexer import PWD_MARK, Refuse, Word
 from .options import Parsed, Spec, check_file_values, parse, spec
 from .paths import content_reason, recursive_reason
 
@@ -61,28 +61,62 @@ def _check_values(sub: str, parsed: Parsed, rules: Spec) -> None:
                 raise Refuse(f"git {sub} -L: {reason}")
 
 
+_MAGIC = re.compile(r"^(\([^)]*\)|[/!^]+)")
+
+
+def _path_candidates(text: str) -> list[str]:
+    """Every path an operand may name: itself, and what follows each ``:`` (``HEAD:x``,
+    ``:0:x``, ``:(top).env``, ``:!x``), pathspec magic removed."""
+    candidates = [text]
+    for k, char in enumerate(text):
+        if char == ":":
+            tail = text[k + 1 :]
+            candidates.append(_MAGIC.sub("", tail) or tail)
+    return candidates
+
+
+def _workspace_root(text: str) -> bool:
+    return text in (".", "./") or text.rstrip("/") == PWD_MARK
+
+
+def _check_no_index(sub: str, parsed: Parsed) -> None:
+    """``--no-index`` reads files git does not track, gitignored ones included."""
+    if sub == "grep" and not parsed.has("--exclude-standard"):
+        raise Refuse(
+            "git grep --no-index reads gitignored files such as .env: add --exclude-standard"
+        )
+    for word in parsed.operands:
+        reason = recursive_reason(word)
+        if reason is None and _workspace_root(word.text):
+            reason = "the working directory holds .env files"
+        if reason is not None:
+            raise Refuse(f"git {sub} --no-index: {reason}")
+
+
 def _check_operands(sub: str, parsed: Parsed) -> None:
-    """Revisions, paths and ``rev:path`` operands; ``--no-index`` compares (or searches) any
-    directory the model names, so its operands are judged as recursive roots."""
+    """Revisions, paths and ``rev:path`` operands, judged as *globs* whatever their quoting:
+    git expands pathspecs itself (``git grep KEY -- '.e*'`` matches ``.env``)."""
     if parsed.has("--no-index"):
-        for word in parsed.operands:
-            reason = recursive_reason(word)
-            if reason is not None:
-                raise Refuse(f"git {sub} --no-index: {reason}")
+        _check_no_index(sub, parsed)
     for index, word in enumerate(parsed.operands):
         before_dashdash = parsed.dashdash is None or index < parsed.dashdash
         if word.lead_glob and before_dashdash:
             raise Refuse(f"git {sub}: a glob starting with a wildcard could expand to an option")
-        for part in {word.text, word.text.split(":", 1)[-1]}:
-            reason = content_reason(Word(part, word.pattern if part == word.text else part))
+        for part in _path_candidates(word.text):
+            reason = content_reason(Word(part, part))
             if reason is not None:
                 raise Refuse(f"git {sub}: {reason}")
 
 
-def _parse(sub: str, args: Sequence[Word], rules: Spec) -> Parsed:
+def _parse(sub: str, args: Sequence[Word], rules: Spec, *, paths: bool = True) -> Parsed:
+    """Parse, check option values, and (unless the operands are ref patterns or config keys,
+    ``paths=False``) judge the operands as paths."""
     parsed = parse(f"git {sub}", args, rules)
     _check_values(sub, parsed, rules)
-    _check_operands(sub, parsed)
+    if paths:
+        _check_operands(sub, parsed)
+    elif any(w.lead_glob for w in parsed.operands):
+        raise Refuse(f"git {sub}: a glob starting with a wildcard could expand to an option")
     return parsed
 
 
@@ -95,7 +129,7 @@ _TAG_LIST = ("-l", "--list", "-n", "--contains", "--no-contains", "--merged", "-
 def _branch_or_tag(sub: str, args: Sequence[Word]) -> None:
     """``git branch``/``git tag`` in list mode only: an operand otherwise creates a ref."""
     rules, listing = (BRANCH, _BRANCH_LIST) if sub == "branch" else (TAG, _TAG_LIST)
-    parsed = _parse(sub, args, rules)
+    parsed = _parse(sub, args, rules, paths=False)
     if parsed.operands and not parsed.has(*listing):
         raise Refuse(f"git {sub} NAME creates a {sub}: add --list to list matching ones")
 
@@ -113,11 +147,11 @@ _GET_URL = spec(" --push --all")
 
 def _remote(args: Sequence[Word]) -> None:
     if args and args[0].text == "get-url":
-        parsed = _parse("remote get-url", args[1:], _GET_URL)
+        parsed = _parse("remote get-url", args[1:], _GET_URL, paths=False)
         if len(parsed.operands) != 1:
             raise Refuse("git remote get-url takes one remote name")
         return
-    parsed = _parse("remote", args, _REMOTE)
+    parsed = _parse("remote", args, _REMOTE, paths=False)
     if parsed.operands:
         why = "reaches the network" if parsed.operands[0].text == "show" else "changes remotes"
         raise Refuse(f"git remote {parsed.operands[0].text[:20]} {why}")
@@ -131,7 +165,7 @@ def _config(args: Sequence[Word]) -> None:
     new_style = bool(args) and args[0].text == "get"
     if args and args[0].text in ("list", "--list", "-l"):
         raise Refuse("git config --list prints credentials (http.extraheader, tokens in URLs)")
-    parsed = _parse("config", args[1:] if new_style else args, CONFIG)
+    parsed = _parse("config", args[1:] if new_style else args, CONFIG, paths=False)
     legacy_get = len(parsed.operands) == 1  # `git config KEY` reads; `KEY VALUE` writes
     if not (new_style or legacy_get or parsed.has(*_CONFIG_GET)):
         raise Refuse("git config KEY VALUE changes the configuration")

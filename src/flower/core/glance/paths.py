@@ -30,7 +30,13 @@ from functools import cache, lru_cache
 
 from .lexer import HOME_MARK, PWD_MARK, Word
 
-__all__ = ["content_reason", "device_reason", "glob_intersects", "recursive_reason"]
+__all__ = [
+    "content_reason",
+    "device_reason",
+    "glob_intersects",
+    "network_reason",
+    "recursive_reason",
+]
 
 #: File names that hold secrets wherever they are (fnmatch patterns, compared case-insensitively).
 SECRET_NAMES: tuple[str, ...] = (
@@ -353,6 +359,22 @@ def content_reason(word: Word) -> str | None:
     hit = _dir_rule_hit(parts)
     if hit is not None or _xdg_flower(root, parts):
         return f"{_short(word)} reaches {hit or 'flower config'}/, which holds secrets"
+    return None
+
+
+#: Automounted network file systems: naming ``/net/HOST`` (macOS mounts it by default, autofs
+#: ``-hosts`` on Linux) resolves HOST and mounts from it.
+NETWORK_ROOTS = ("net", "network", "afs")
+
+
+def network_reason(text: str) -> str | None:
+    """Why a word (or the value after ``=`` in ``--opt=PATH``) is a network path (or None)."""
+    for candidate in (text, text.partition("=")[2]):
+        if not candidate.startswith("/"):
+            continue
+        head = next((p for p in candidate.split("/") if p), "")
+        if any(glob_intersects(head, root) for root in NETWORK_ROOTS):
+            return f"/{head[:20]}/... is an automounted network path (it resolves and mounts)"
     return None
 
 
