@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -60,6 +62,23 @@ def test_explain_agrees_with_decide(cmd: str) -> None:
     assert (reason is None) == decide(cmd)
     if reason is not None:
         assert reason and "\n" not in reason and len(reason) <= 200
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        "cat " + "?" * 3000 + ".env",
+        "git log " + "x:" * 1500,
+        "cat " + "*a" * 1900,
+        "ls " + "a " * 3000,
+        "jq '" + '"\\(' * 300 + "." + ')"' * 300 + "'",
+    ],
+)
+def test_long_commands_are_decided_quickly(cmd: str) -> None:
+    """Whatever a model sends, the gate answers fast (no recursion, bounded work)."""
+    start = time.monotonic()
+    assert decide(cmd) is False
+    assert time.monotonic() - start < 2
 
 
 def test_a_crash_is_a_reason_not_an_exception(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -82,6 +82,10 @@ GLANCE_ENV: dict[str, str] = {
 
 Checker = Callable[[str, Sequence[Word]], None]
 
+#: Longer commands are refused outright: a glance is short, and the checks (glob against glob)
+#: must stay fast on whatever a model sends.
+MAX_LENGTH = 4000
+
 
 def _env(verb: str, args: Sequence[Word]) -> None:
     """``env``/``printenv`` print the environment, which holds the API key; only the version."""
@@ -251,6 +255,8 @@ def _verdict(cmd: str) -> str | None:
     stripped = cmd.strip(" \t\n")
     if not stripped:
         return "empty command"
+    if len(stripped) > MAX_LENGTH:
+        return f"longer than {MAX_LENGTH} characters: not a glance"
     if _has_forbidden_control(stripped):
         return "newlines and control characters are refused"
     try:

@@ -67,6 +67,8 @@ _MAGIC = re.compile(r"^(\([^)]*\)|[/!^]+)")
 def _path_candidates(text: str) -> list[str]:
     """Every path an operand may name: itself, and what follows each ``:`` (``HEAD:x``,
     ``:0:x``, ``:(top).env``, ``:!x``), pathspec magic removed."""
+    if text.count(":") > 4:
+        raise Refuse("git: an operand with more than four ':' is refused")
     candidates = [text]
     for k, char in enumerate(text):
         if char == ":":

@@ -42,13 +42,13 @@ _RANGE_ARGS = re.compile(r"\(\s*(-?\d{1,6}(\.\d+)?\s*(;\s*-?\d{1,6}(\.\d+)?\s*){
 _IDENT = re.compile(r"\$?(__loc__|[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*)")
 
 
-def _string_end(program: str, i: int) -> int:
+def _string_end(program: str, i: int, nesting: int = 0) -> int:
     """Index after the string starting at ``program[i] == '"'``; interpolations are scanned."""
     j = i + 1
     while j < len(program):
         c = program[j]
         if c == "\\" and program.startswith("\\(", j):
-            j = _scan(program, j + 2, closing=")")
+            j = _scan(program, j + 2, closing=")", nesting=nesting + 1)
             continue
         if c == "\\":
             j += 2
@@ -59,13 +59,18 @@ def _string_end(program: str, i: int) -> int:
     raise Refuse("jq: unterminated string")
 
 
-def _scan(program: str, i: int, closing: str = "") -> int:
+_MAX_NESTING = 32
+
+
+def _scan(program: str, i: int, closing: str = "", nesting: int = 0) -> int:
     """Scan code from ``i`` (up to the ``closing`` paren of an interpolation, if given)."""
+    if nesting > _MAX_NESTING:
+        raise Refuse("jq: interpolations nested too deeply")
     depth = 0
     while i < len(program):
         c = program[i]
         if c == '"':
-            i = _string_end(program, i)
+            i = _string_end(program, i, nesting)
             continue
         if c == "#":
             return len(program)  # a comment to the end of the (only) line

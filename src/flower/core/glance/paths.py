@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from functools import cache, lru_cache
+from functools import lru_cache
 
 from .lexer import HOME_MARK, PWD_MARK, Word
 
@@ -190,22 +190,27 @@ def _one_char_overlap(a: _Tok, b: _Tok) -> bool:
 
 @lru_cache(maxsize=8192)
 def glob_intersects(a: str, b: str) -> bool:
-    """Is there a file name matched by both fnmatch patterns ``a`` and ``b`` (ignoring case)?"""
+    """Is there a file name matched by both fnmatch patterns ``a`` and ``b`` (ignoring case)?
+
+    ``meet[i][j]``: the suffixes ``a[i:]`` and ``b[j:]`` match a common string. A ``*`` matches
+    the empty string or one more character (any, since components hold no ``/``); filled from
+    the ends, so the table is built without recursion whatever the length of the patterns.
+    """
     ta, tb = _tokens(a.lower()), _tokens(b.lower())
-
-    @cache
-    def meet(i: int, j: int) -> bool:
-        if i == len(ta) and j == len(tb):
-            return True
-        if i < len(ta) and ta[i][0] == "*":
-            return meet(i + 1, j) or (j < len(tb) and meet(i, j + 1))
-        if j < len(tb) and tb[j][0] == "*":
-            return meet(i, j + 1) or (i < len(ta) and meet(i + 1, j))
-        if i < len(ta) and j < len(tb):
-            return _one_char_overlap(ta[i], tb[j]) and meet(i + 1, j + 1)
-        return False
-
-    return meet(0, 0)
+    n, m = len(ta), len(tb)
+    meet = [[False] * (m + 1) for _ in range(n + 1)]
+    meet[n][m] = True
+    for i in range(n, -1, -1):
+        for j in range(m, -1, -1):
+            if i == n and j == m:
+                continue
+            if i < n and ta[i][0] == "*":
+                meet[i][j] = meet[i + 1][j] or (j < m and meet[i][j + 1])
+            elif j < m and tb[j][0] == "*":
+                meet[i][j] = meet[i][j + 1] or (i < n and meet[i + 1][j])
+            elif i < n and j < m:
+                meet[i][j] = meet[i + 1][j + 1] and _one_char_overlap(ta[i], tb[j])
+    return meet[0][0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -348,9 +353,15 @@ def _xdg_flower(root: str, parts: list[str]) -> bool:
     return len(parts) > len(prefix) and all(map(glob_intersects, parts, prefix))
 
 
+#: No file name is longer (ext4, APFS, NTFS...); a longer component only costs checking time.
+MAX_COMPONENT = 255
+
+
 def content_reason(word: Word) -> str | None:
     """Why reading ``word`` as a file could print a secret or never end (``None``: fine)."""
     root, parts, climbs = _split(word)
+    if any(len(part) > MAX_COMPONENT for part in parts):
+        return f"a path component longer than {MAX_COMPONENT} characters"
     reason = _system_reason("/" if climbs else root, parts)
     if reason is not None:
         return reason
