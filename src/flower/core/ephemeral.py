@@ -98,7 +98,6 @@ VERBS: dict[str, Checker] = {
     **dict.fromkeys(TOOLS, check_tool),
     **dict.fromkeys(SYSTEM_TOOLS, check_system_tool),
     **dict.fromkeys(VERSIONS, check_version),
-    **dict.fromkeys(NOT_VERSIONED, check_version),
     **dict.fromkeys(("g++", "cc", "c++", "clang", "clang++"), check_version),
     "git": check_git,
     "find": check_find,
@@ -131,10 +130,12 @@ VERBS: dict[str, Checker] = {
     "printenv": _env,
 }
 
-#: Binaries taken off the glance list, with the reason (shown by :func:`explain`).
+#: Binaries that are not glances even in their most harmless form, with the reason (shown by
+#: :func:`explain`): kubectl, taken off the list, and the toolchains refused even for --version.
 REMOVED: dict[str, str] = {
     "kubectl": "kubectl talks to an API server over the network (and --raw reaches in-cluster"
     " services)",
+    **{name: f"{name}: {why}" for name, why in NOT_VERSIONED.items()},
 }
 
 #: Never glances, whatever follows: they run another command, change the shell, or wait.

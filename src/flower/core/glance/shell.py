@@ -113,7 +113,6 @@ VERSIONS: dict[str, frozenset[tuple[str, ...]]] = {
     "perl": frozenset({("--version",), ("-v",)}),
     "uv": frozenset({("--version",), ("-V",)}),
     "poetry": frozenset({("--version",)}),
-    "git": frozenset({("--version",)}),
 }
 _ALIASES = {"g++": "gcc", "cc": "gcc", "c++": "gcc", "clang": "gcc", "clang++": "gcc"}
 
