@@ -287,6 +287,8 @@ ALLOWED = [
     "git log --pretty=format:'%h %s' -5",
     "git config get user.name",
     "git config user.name",
+    "head README -n 5",
+    "grep foo f -A 3",
     "git grep --no-index --exclude-standard KEY",
     "diff -r src/ build/",
     "git log -- ':!vendor'",
@@ -743,6 +745,11 @@ REFUSED = [
     "tail -c 10 /dev/urandom",
     "md5sum /dev/zero",
     "diff ~ /tmp/x",  # compares ~/.netrc with /tmp/x/.netrc
+    # a BSD getopt (macOS) stops at the first operand: the value is then a file to read
+    "head README -n .env",
+    "tail f -n /proc/self/environ",
+    "grep foo f -A /dev/zero",
+    "wc f --files0-from x /dev/zero",
     "diff ~/.config/flower /tmp/x",
     "diff -r ~/.ssh /tmp/x",
     "diff --from-file=~ .bashrc",

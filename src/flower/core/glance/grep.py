@@ -125,7 +125,7 @@ def check_grep(verb: str, args: Sequence[Word]) -> None:
     operands = parsed.operands
     if not parsed.has("-e", "--regexp", "-f", "--file"):
         operands = operands[1:]  # the first operand is the pattern
-    _check_paths(verb, operands, recursive)
+    _check_paths(verb, [*operands, *parsed.late_values], recursive)
 
 
 #: ripgrep 14 options without a program to run
@@ -176,4 +176,4 @@ def check_rg(verb: str, args: Sequence[Word]) -> None:
     operands = parsed.operands
     if not parsed.has(*_RG_NO_PATTERN):
         operands = operands[1:]
-    _check_paths(verb, operands, recursive=True)
+    _check_paths(verb, [*operands, *parsed.late_values], recursive=True)

@@ -5,6 +5,10 @@ only has to know the options it lets through. So each binary gets a :class:`Spec
 options known to be read-only, with how each takes its argument, and :func:`parse` walks the
 words the way that binary's parser does, refusing any option it does not know.
 
+One portability rule: BSD ``getopt`` (macOS ``head``, ``cat``...) stops at the first operand,
+where GNU permutes. A value given as a separate word after an operand (``head README -n .env``)
+is then a *file* to the BSD tool, so :attr:`Parsed.late_values` keeps them for the path checks.
+
 Parsing the way the binary does matters as much as the list: ``rg -e -- --pre=sh`` hides an
 option behind a ``--`` that is really the argument of ``-e``. :func:`parse` therefore consumes
 option arguments exactly (attached ``-fFILE``/``--file=FILE`` or as the next word), honours
@@ -124,6 +128,9 @@ class Parsed:
     value_words: dict[int, Word] = field(default_factory=dict)
     #: how many operands came before a ``--`` that ended the options (None: no such ``--``)
     dashdash: int | None = None
+    #: separate-word option values that came *after* an operand (``head README -n .env``):
+    #: a BSD getopt (macOS) stops at the first operand and reads them as files
+    late_values: list[Word] = field(default_factory=list)
 
     def has(self, *keys: str) -> bool:
         return any(key in keys for key, _ in self.options)
@@ -166,6 +173,8 @@ def _next_value(verb: str, args: Sequence[Word], i: int, key: str, parsed: Parse
     if value.glob:
         raise Refuse(f"{verb} {key}: a glob as a separate value may expand to several words")
     parsed.value_words[len(parsed.options)] = value
+    if parsed.operands:
+        parsed.late_values.append(value)
     return value.text
 
 
