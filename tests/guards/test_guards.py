@@ -127,12 +127,22 @@ async def test_delegate_lets_subagents_through() -> None:
 
 async def test_glance_lets_one_off_looks_through_and_nothing_else() -> None:
     m = delegate_guard(allow_glance=True)
-    for look in ("git status", "ls", "git log --oneline -5", "cat README.md | head -5", "env"):
-        assert decision(await call(m, "Bash", {"command": look})) == "allow", look
-    for work in ("rm victim.txt", "pytest", "ls > listing.txt", "echo $(whoami)", ""):
+    looks = ("git status", "ls", "git log --oneline -5", "cat README.md | head -5", "echo hi")
+    for look in looks:
+        answer = await call(m, "Bash", {"command": look, "timeout": 5})
+        assert decision(answer) == "allow", look
+        # it runs with GLANCE_ENV exported, the model's other fields kept
+        updated = answer["hookSpecificOutput"]["updatedInput"]
+        assert updated["timeout"] == 5 and updated["command"].endswith(f"; {look}")
+        assert "GIT_OPTIONAL_LOCKS=0" in updated["command"].split(";")[0]
+        assert "PIP_DISABLE_PIP_VERSION_CHECK=1" in updated["command"].split(";")[0]
+    for work in ("rm victim.txt", "pytest", "ls > listing.txt", "echo $(whoami)", "", "env"):
         answer = await call(m, "Bash", {"command": work})
         assert decision(answer) == "deny", work
         assert "可以直接用 Bash" in reason(answer)
+        assert "这条命令不算只读查看" in reason(answer), work  # with explain()'s reason
+    answer = await call(m, "Bash", {"command": "find . -name x -rm"})
+    assert "-rm" in reason(answer), reason(answer)
     assert decision(await call(m, "Write", {"file_path": "/x", "content": "ls"})) == "deny"
     assert decision(await call(m, "Bash", {})) == "deny"
 

@@ -163,11 +163,11 @@ async def test_coordinator_main_thread_delegates_but_glances_and_its_worker_work
 async def test_a_glance_runs_even_where_the_cli_would_ask_first(
     scripted_model: ScriptedModel, claude_env: dict[str, str], git_workspace: Path
 ) -> None:
-    """What glance lets through must run: the CLI's own classifier asks before ``env`` and
-    ``awk`` (read-only, but not on its list), and nobody answers in an autonomous run.
-    Both are ``is_ephemeral``, so their results expire; the coordinator must be able to
-    run them, or the deny text's "run it yourself" is false."""
-    looks = ("env", "awk '{print $1}' README.md")
+    """What glance lets through must run: the CLI's own classifier asks before ``awk``
+    (read-only, but not on its list), and nobody answers in an autonomous run. The glance
+    runs with GLANCE_ENV exported (``git var GIT_PAGER`` shows the pager it got), and a
+    refused look (``env``: it prints the API key) says why."""
+    looks = ("awk '{print $1}' README.md", "git var GIT_PAGER", "env")
     scripted_model.play([conversation("main", *(bash(c) for c in looks), text("looked"))])
     spec = coordinator("协调者", "", {"coder": worker("d", "p")})
 
@@ -175,8 +175,10 @@ async def test_a_glance_runs_even_where_the_cli_would_ask_first(
     await run_query("look", options)
 
     seen = results_of(scripted_model, "main")
-    assert "CLAUDE_CONFIG_DIR=" in seen["toolu_main_0_0"], seen["toolu_main_0_0"]
-    assert seen["toolu_main_1_0"].strip() == "hello", seen["toolu_main_1_0"]
+    assert seen["toolu_main_0_0"].strip() == "hello", seen["toolu_main_0_0"]
+    assert seen["toolu_main_1_0"].strip() == "cat", seen["toolu_main_1_0"]
+    refused = seen["toolu_main_2_0"]
+    assert "prints the environment" in refused and "sk-ant" not in refused, refused
 
 
 async def test_coordinator_without_glance_is_denied_even_git_status(

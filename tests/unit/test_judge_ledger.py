@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 
 from flower.core.events import Event
-from flower.core.goal import Verdict
+from flower.core.goal import GOAL_KEY, ROUND_KEY, Verdict
 from flower.core.ledger import (
     LEDGER_NAME,
-    ROUND_KEY,
     agreement,
     entry,
     override_row,
@@ -138,7 +137,7 @@ def _stream(refusals: Refusals, *events: Event) -> list[Event]:
 
 
 def test_a_refused_call_becomes_an_event_and_a_ledger_row(runtime: Any) -> None:
-    runtime.ctx = {ROUND_KEY: 1}  # one round ruled: the coordinator works on round 2
+    runtime.ctx = {GOAL_KEY: "goal", ROUND_KEY: 1}  # one round ruled: round 2 in progress
     refusals = Refusals(runtime, "干活")
     no_such = "<tool_use_error>Error: No such tool available: CronCreate.</tool_use_error>"
     found = _stream(
@@ -167,10 +166,11 @@ def test_a_refused_call_becomes_an_event_and_a_ledger_row(runtime: Any) -> None:
 
 
 @pytest.mark.parametrize(("step", "ctx", "expected"), [
-    ("干活·判定#3", {ROUND_KEY: 3}, 3),  # the judge's own step names its round
-    ("干活", {ROUND_KEY: 0}, 1),
+    ("干活·判定#3", {GOAL_KEY: "g", ROUND_KEY: 3}, 3),  # the judge's step names its round
+    ("干活", {GOAL_KEY: "g"}, 1),  # the first round, before any ruling
+    ("干活", {GOAL_KEY: "g", ROUND_KEY: 2}, 3),
     ("once", None, 0),  # no goal guard: no round
-    ("确认需求", {}, 0),
+    ("确认需求", {ROUND_KEY: 0}, 0),  # no goal yet
 ])  # fmt: skip
 def test_a_refusal_belongs_to_the_round_in_progress(
     runtime: Any, step: str, ctx: dict[str, Any] | None, expected: int
@@ -179,6 +179,10 @@ def test_a_refusal_belongs_to_the_round_in_progress(
     _stream(
         Refusals(runtime, step),
         Event("tool", {"id": "t1", "name": "Write", "subagent": False}),
-        Event("tool_result", {"id": "t1", "text": "主线程不亲自动手(…)", "error": True}),
+        Event(
+            "tool_result",
+            {"id": "t1", "error": True, "text": "PreToolUse:Write hook error: 主线程不亲自动手(…)"},
+        ),
     )
-    assert [r["round"] for r in runtime.store.rulings("r-1")] == [expected]
+    rows = runtime.store.rulings("r-1")
+    assert [(r["round"], r["reason"]) for r in rows] == [(expected, "主线程不亲自动手(…)")]

@@ -22,6 +22,13 @@ from pathlib import Path
 
 from flower.core.sections import PLACEHOLDER, Frozen, bullets, inert, scan
 
+#: ``ctx[GOAL_KEY]`` is the frozen :class:`Goal` (``ctx[<goal step>]`` its prompt block).
+GOAL_KEY = "_goal"
+#: ``ctx[VERDICT_KEY]`` is the latest :class:`Verdict`.
+VERDICT_KEY = "_verdict"
+#: ``ctx[ROUND_KEY]``: how many rounds the judge has ruled on in this process.
+ROUND_KEY = "_goal_rounds"
+
 # --- the goal ------------------------------------------------------------------------------
 
 #: Field -> heading, in document order.
@@ -345,12 +352,15 @@ class Verdict:
 __all__ = [
     "ACHIEVED",
     "ALIASES",
+    "GOAL_KEY",
     "NOT_YET",
+    "ROUND_KEY",
     "SECTIONS",
     "STATE_WORDS",
     "UNREACHABLE",
     "UNVERIFIABLE",
     "VERDICT_ALIASES",
+    "VERDICT_KEY",
     "VERDICT_SECTIONS",
     "Goal",
     "Verdict",

@@ -124,7 +124,9 @@ def whitelist_guard(allowed: list[str] | None, *, role: str = "这个角色") ->
 GLANCE_REASON = "只读的一次性查看(glance),协调者可以自己跑"
 
 
-def delegate_text(tool: str, *, artifacts: str, glance: bool) -> str:
+def delegate_text(tool: str, *, artifacts: str, glance: bool, why: str | None = None) -> str:
+    """The delegate guard's deny text; ``why`` (first, so it is read) says why a command
+    was no glance."""
     text = (
         f"主线程不亲自动手(这次被拦下的是 {tool})。用 Agent 工具派一个 subagent 去做:"
         "在任务里写清目标和验收标准,并要求它把长输出写进 "
@@ -132,6 +134,8 @@ def delegate_text(tool: str, *, artifacts: str, glance: bool) -> str:
     )
     if glance:
         text += "只读的一次性查看命令(如 git status、ls、cat 某个文件)可以直接用 Bash 跑,不用派人。"
+    if why:
+        text = f"这条命令不算只读查看:{why}。能改成只读的写法就自己重跑,否则派人。" + text
     return text
 
 
@@ -149,9 +153,13 @@ def delegate_guard(
     With ``allow_glance``, a Bash command passes when ``is_ephemeral`` accepts it: the
     very function that later marks such results stale, so what the coordinator may run
     itself and what expires are one set (change one, change both). It passes as an
-    explicit ``allow``: the coordinator's ``allowed_tools`` has no Bash, and the CLI's own
-    list of commands it runs unasked is narrower (measured: it asks before ``env`` and
-    ``awk``, and nobody answers in an autonomous run).
+    explicit ``allow``, because the
+    coordinator's ``allowed_tools`` has no Bash and the CLI's own list of commands it
+    runs unasked is narrower (nobody answers its question in an autonomous run), with
+    :data:`~flower.core.ephemeral.GLANCE_ENV` exported before the command (no pip
+    version check over the network, no git index refresh, no pager). A refused command's
+    deny text carries ``explain``'s reason, so the model can rephrase a look it got
+    wrong instead of paying for a worker.
 
     ``artifacts`` (an extension of the documented signature) is the artifacts folder as
     the model should name it; ``workbench_hooks`` passes the workbench's real one.
@@ -163,11 +171,15 @@ def delegate_guard(
         tool = data.get("tool_name", "")
         if tool not in intercepted or not _is_main_thread(data):
             return {}
+        why = None
         if is_ephemeral is not None and tool == "Bash":
-            command = (data.get("tool_input") or {}).get("command")
+            tool_input = data.get("tool_input") or {}
+            command = tool_input.get("command")
             if isinstance(command, str) and is_ephemeral(command):
-                return _decide("allow", GLANCE_REASON)
-        return _deny(delegate_text(tool, artifacts=artifacts, glance=is_ephemeral is not None))
+                return _glance(tool_input, command)
+            why = _glance_refusal(command)
+        glance = is_ephemeral is not None
+        return _deny(delegate_text(tool, artifacts=artifacts, glance=glance, why=why))
 
     return _matcher(tools, delegate)
 
@@ -176,6 +188,30 @@ def _ephemeral_check() -> Callable[[str], bool]:
     from flower.core.ephemeral import is_ephemeral
 
     return is_ephemeral
+
+
+def _glance_refusal(command: Any) -> str | None:
+    """Why ``command`` is no glance, for the deny text (``None`` if no reason is known)."""
+    from flower.core.ephemeral import explain
+
+    if not isinstance(command, str):
+        return "not a command"
+    return explain(command)
+
+
+def _glance(tool_input: Mapping[str, Any], command: str) -> dict[str, Any]:
+    """Allow a glance, run with :data:`~flower.core.ephemeral.GLANCE_ENV` exported."""
+    import shlex
+
+    from flower.core.ephemeral import GLANCE_ENV
+
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in GLANCE_ENV.items())
+    decision = _decide("allow", GLANCE_REASON)
+    decision["hookSpecificOutput"]["updatedInput"] = {
+        **tool_input,
+        "command": f"export {exports}; {command}",
+    }
+    return decision
 
 
 # --- spill -------------------------------------------------------------------------------

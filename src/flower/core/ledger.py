@@ -38,7 +38,6 @@ __all__ = [
     "AGREES",
     "LEDGER_NAME",
     "OVERRIDES",
-    "ROUND_KEY",
     "agreement",
     "entry",
     "override_row",
@@ -47,9 +46,6 @@ __all__ = [
     "verdict_row",
 ]
 
-#: ``ctx[ROUND_KEY]``: how many rounds the judge has ruled on in this process (the goal
-#: guard counts; the ledger's refusal rows read it to say which round they belong to).
-ROUND_KEY = "_goal_rounds"
 LEDGER_NAME = "判定记录.md"
 TITLE = "# 判定记录\n\n> 每一次裁判的判定,和人对判定的每一次推翻,按时间追加。flower 写,别手改。\n"
 
@@ -145,7 +141,7 @@ def entry(row: Mapping[str, Any]) -> str:
         lines = [head + f"拦下 {row['state']}", "", f"- 时间:{when}", f"- 谁:{thread}"]
         lines.append(f"- 会话:{row.get('session_id') or '(无)'}")
         if row.get("reason"):
-            lines.append(f"- 墙的话:{one_line(row['reason'], 200)}")
+            lines.append(f"- 墙的话:{one_line(row['reason'], 300)}")
         return "\n".join(lines) + "\n"
     if row["kind"] == "override":
         lines = [head + OVERRIDES.get(row["state"], row["state"]), "", f"- 时间:{when}"]

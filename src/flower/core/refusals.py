@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 #: The CLI's wrapping of a refusal: ``<tool_use_error>Error: …</tool_use_error>``.
 _TOOL_ERROR = re.compile(r"</?tool_use_error>")
+#: How the CLI introduces a hook's deny reason: ``PreToolUse:Bash hook error: …``.
+_HOOK_ERROR = re.compile(r"^PreToolUse:\S+ hook error: ")
 #: A judge's step is named ``<label>#<round>`` by the goal guard.
 _ROUND_SUFFIX = re.compile(r"#(\d+)$")
 
@@ -50,7 +52,7 @@ class Refusals:
         text = str(payload.get("text") or "")
         if not is_refusal(text):
             return None
-        text = _TOOL_ERROR.sub("", text).strip().removeprefix("Error: ")
+        text = _HOOK_ERROR.sub("", _TOOL_ERROR.sub("", text).strip().removeprefix("Error: "))
         tool, subagent = self._calls.pop(str(payload.get("id")), ("?", False))
         thread = "subagent" if subagent else "main"
         self.count += 1
@@ -69,14 +71,15 @@ class Refusals:
         )
 
     def _round(self) -> int:
-        """The round this step belongs to: a judge's ``#N``, else the round in progress
-        (rounds ruled so far + 1) inside a goal-guarded workflow, else 0."""
-        from flower.core.ledger import ROUND_KEY
+        """The round this step belongs to: a judge's ``#N``; once a goal is set, the round
+        in progress (rounds ruled so far + 1); before that (clarifying, setting the goal)
+        and outside a goal-guarded workflow, 0."""
+        from flower.core.goal import GOAL_KEY, ROUND_KEY
 
         named = _ROUND_SUFFIX.search(self.step)
         if named:
             return int(named.group(1))
         ctx: dict[str, Any] | None = self.rt.ctx
-        if ctx is None or ROUND_KEY not in ctx:
+        if not ctx or GOAL_KEY not in ctx:
             return 0
         return int(ctx.get(ROUND_KEY) or 0) + 1

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.core.events import Event, EventCallback, emit
-from flower.core.goal import Goal, Verdict
-from flower.core.ledger import ROUND_KEY, override_row, record, verdict_row
+from flower.core.goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY, Goal, Verdict
+from flower.core.ledger import override_row, record, verdict_row
 from flower.core.roles import judge
 from flower.workflow.base import Ctx, Step, StepAbort
 from flower.workflow.frozen import frozen_step
@@ -38,10 +38,6 @@ if TYPE_CHECKING:
     from flower.core.agent import AgentSpec
     from flower.core.runtime import StepResult
 
-#: ``ctx[GOAL_KEY]`` is the frozen :class:`Goal` (``ctx[<goal step>]`` its prompt block).
-GOAL_KEY = "_goal"
-#: ``ctx[VERDICT_KEY]`` is the latest :class:`Verdict`.
-VERDICT_KEY = "_verdict"
 
 SET_PROMPT = """\
 根据下面这份已经确认的需求,设定这件事的目标和判定清单。只输出两节,标题照抄:
