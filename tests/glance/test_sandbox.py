@@ -62,7 +62,9 @@ from flower.testing import need
 
 from .test_corpus import GLANCES, load_corpus
 
-pytestmark = pytest.mark.sandbox
+#: e2e too: it runs the bundled CLI binary (bfs, ugrep, ripgrep) hundreds of times, which
+#: the quick ``-m "not e2e"`` lane leaves out.
+pytestmark = [pytest.mark.sandbox, pytest.mark.e2e]
 
 #: the Claude Code CLI binary that the SDK bundles; the CLI runs bfs/ugrep/rg from it
 BUNDLED_CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
