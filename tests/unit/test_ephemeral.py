@@ -750,6 +750,10 @@ REFUSED = [
     "tail f -n /proc/self/environ",
     "grep foo f -A /dev/zero",
     "wc f --files0-from x /dev/zero",
+    # BSD variants take as a flag what GNU gives a value: the value is then a file
+    "egrep -e x -C .env",  # BSD grep: -C[num] is optional, .env a file
+    "sed -e p -l .env",  # BSD sed: -l is a flag, .env a file
+    "netstat -n -w 1",  # BSD netstat: repeats every second
     "diff ~/.config/flower /tmp/x",
     "diff -r ~/.ssh /tmp/x",
     "diff --from-file=~ .bashrc",

@@ -484,11 +484,11 @@ def check_tool(verb: str, args: Sequence[Word]) -> None:
     recursive = tool.recursive == ALWAYS or parsed.has(*tool.recursive)
     check_file_values(verb, parsed, tool.spec.files, recursive=recursive)
     check_operands(verb, tool, parsed.operands, recursive)
-    check_late_values(verb, tool, parsed.late_values, recursive)
+    check_separate_values(verb, tool, parsed.separate_values(), recursive)
 
 
-def check_late_values(verb: str, tool: Tool, values: Sequence[Word], recursive: bool) -> None:
-    """Values after an operand are files to a BSD tool: judge them as read operands."""
+def check_separate_values(verb: str, tool: Tool, values: Sequence[Word], recursive: bool) -> None:
+    """Separate-word values may be files to a BSD variant: judge them as read operands."""
     if not (tool.reads or tool.opens):
         return
     for word in values:

@@ -125,7 +125,8 @@ def check_grep(verb: str, args: Sequence[Word]) -> None:
     operands = parsed.operands
     if not parsed.has("-e", "--regexp", "-f", "--file"):
         operands = operands[1:]  # the first operand is the pattern
-    _check_paths(verb, [*operands, *parsed.late_values], recursive)
+    values = parsed.separate_values(except_keys=("-e", "--regexp"))
+    _check_paths(verb, [*operands, *values], recursive)
 
 
 #: ripgrep 14 options without a program to run
@@ -176,4 +177,5 @@ def check_rg(verb: str, args: Sequence[Word]) -> None:
     operands = parsed.operands
     if not parsed.has(*_RG_NO_PATTERN):
         operands = operands[1:]
-    _check_paths(verb, [*operands, *parsed.late_values], recursive=True)
+    values = parsed.separate_values(except_keys=("-e", "--regexp"))
+    _check_paths(verb, [*operands, *values], recursive=True)

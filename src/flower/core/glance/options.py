@@ -5,9 +5,10 @@ only has to know the options it lets through. So each binary gets a :class:`Spec
 options known to be read-only, with how each takes its argument, and :func:`parse` walks the
 words the way that binary's parser does, refusing any option it does not know.
 
-One portability rule: BSD ``getopt`` (macOS ``head``, ``cat``...) stops at the first operand,
-where GNU permutes. A value given as a separate word after an operand (``head README -n .env``)
-is then a *file* to the BSD tool, so :attr:`Parsed.late_values` keeps them for the path checks.
+One portability rule: a BSD ``getopt`` (macOS ``head``, ``sed``...) stops at the first operand
+where GNU permutes, and some BSD tools take as a flag what GNU gives a value (BSD ``sed -l``,
+``grep -C``). A value given as a separate word may then be a *file* to the tool, so
+:attr:`Parsed.separate` keeps them for the readers' path checks.
 
 Parsing the way the binary does matters as much as the list: ``rg -e -- --pre=sh`` hides an
 option behind a ``--`` that is really the argument of ``-e``. :func:`parse` therefore consumes
@@ -128,9 +129,13 @@ class Parsed:
     value_words: dict[int, Word] = field(default_factory=dict)
     #: how many operands came before a ``--`` that ended the options (None: no such ``--``)
     dashdash: int | None = None
-    #: separate-word option values that came *after* an operand (``head README -n .env``):
-    #: a BSD getopt (macOS) stops at the first operand and reads them as files
-    late_values: list[Word] = field(default_factory=list)
+    #: option values given as a separate word, with their option: where a BSD variant of the
+    #: tool takes that option as a flag, or stops at the first operand (macOS ``head README
+    #: -n .env``), the word is a *file* to it, so readers judge these words like operands
+    separate: list[tuple[str, Word]] = field(default_factory=list)
+
+    def separate_values(self, *, except_keys: tuple[str, ...] = ()) -> list[Word]:
+        return [word for key, word in self.separate if key not in except_keys]
 
     def has(self, *keys: str) -> bool:
         return any(key in keys for key, _ in self.options)
@@ -173,8 +178,7 @@ def _next_value(verb: str, args: Sequence[Word], i: int, key: str, parsed: Parse
     if value.glob:
         raise Refuse(f"{verb} {key}: a glob as a separate value may expand to several words")
     parsed.value_words[len(parsed.options)] = value
-    if parsed.operands:
-        parsed.late_values.append(value)
+    parsed.separate.append((key, value))
     return value.text
 
 

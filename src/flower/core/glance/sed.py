@@ -234,7 +234,7 @@ def check_sed(verb: str, args: Sequence[Word]) -> None:
             raise Refuse("sed: quote the script (bash would expand its wildcards)")
         _walk(word.text, program)
     _check_program(program)
-    for word in [*files, *parsed.late_values]:
+    for word in [*files, *parsed.separate_values(except_keys=("-e", "--expression"))]:
         if word.lead_glob:
             raise Refuse("sed: a glob starting with a wildcard could expand to -i; write ./*")
         reason = content_reason(word)

@@ -281,11 +281,11 @@ def check_ss(verb: str, args: Sequence[Word]) -> None:
 
 
 _NETSTAT = spec(
-    "rigsMvWnNepolaFCZtuUSwx46A: --route --interfaces --groups --statistics --masquerade"
+    "rigsMvWnNepolaFCZtuUSx46A: --route --interfaces --groups --statistics --masquerade"
     " --verbose --wide --numeric --numeric-hosts --numeric-ports --numeric-users --symbolic"
     " --extend --programs --timers --listening --all --fib --cache --context --tcp --udp"
-    " --udplite --sctp --raw --unix" + _HV,
-)
+    " --udplite --sctp --unix" + _HV,
+)  # no -w/--raw: BSD netstat -w N repeats every N seconds
 
 
 def check_netstat(verb: str, args: Sequence[Word]) -> None:
