@@ -67,6 +67,8 @@ REFUSED = [
     ("ps -o pid,environ", "environ"),
     ("ps -eo environ", "environ"),
     ("ps --format=pid,environ", "environ"),
+    ("ps -o pid=X,environ", "environ"),  # the header ends at the comma
+    ("ps -o 'pid=A environ'", "environ"),
     ("ps opid", "not allowed"),
     ("ps -n System.map", "not allowed"),
     ("top", "never returns"),

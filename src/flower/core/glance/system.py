@@ -109,8 +109,7 @@ def _ps_format(value: str, *, sort: bool = False) -> None:
             key = key.lstrip("+-")
         if key and key not in PS_KEYS:
             raise Refuse(f"ps: format key {key[:30]!r} is not allowed (environ prints secrets)")
-        if "=" in item and not sort:
-            return  # `pid=HEADER,...`: the rest of the list is the header text
+        # `pid=X,environ`: procps ends a header at the next comma or blank, so keep checking
 
 
 def _unix_words(args: Sequence[Word], i: int) -> int:
