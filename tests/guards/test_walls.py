@@ -153,3 +153,18 @@ async def test_the_hook_denies_with_the_reason_and_passes_the_rest() -> None:
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "裁判没有 CronCreate" in out["hookSpecificOutput"]["permissionDecisionReason"]
     assert await hook(call("Read"), "t2", None) == {}
+
+
+def test_bash_joins_the_main_thread_only_for_a_glancing_delegator() -> None:
+    reader = AgentSpec("r", "", allowed_tools=["Read"], glance=True)  # glance needs delegating
+    blind = AgentSpec("c", "", allowed_tools=["Read"], delegate_only=True, glance=False)
+    looker = AgentSpec("c", "", allowed_tools=["Read"], delegate_only=True, glance=True)
+    assert "Bash" not in wall_for(reader).main and "Bash" not in wall_for(reader).builtin_tools()
+    assert "Bash" not in wall_for(blind).main
+    assert "Bash" in wall_for(looker).main and "Bash" in wall_for(looker).builtin_tools()
+
+
+def test_a_subagent_without_a_type_is_named_as_unknown() -> None:
+    wall = wall_for(coordinator("协调者", "", {"coder": worker("d", "p")}))
+    reason = wall.refusal({"tool_name": "Read", "tool_input": {}, "agent_id": "a1"})
+    assert reason is not None and "这个 subagent(?)" in reason
