@@ -77,3 +77,21 @@ def test_find_path_glob_cannot_become_a_primary(tmp_path: Path, find: str) -> No
     assert result.returncode != 0
     assert sorted(p.name for p in tmp_path.iterdir()) == names
     assert decide("find *.py -maxdepth 0") is True
+
+
+def test_wc_files0_from_would_print_a_planted_name(tmp_path: Path) -> None:
+    """Why ``wc -l *`` is refused and ``wc -l -- *`` is not: a file named
+    ``--files0-from=.env`` makes GNU wc print .env's content in its error."""
+    wc = shutil.which("wc")
+    if wc is None:
+        pytest.skip("wc is not installed here")
+    (tmp_path / ".env").write_text("KEY=sk-planted\n")
+    (tmp_path / "--files0-from=.env").write_text("")
+    names = [p.name for p in tmp_path.iterdir() if not p.name.startswith(".")]
+    leaked = subprocess.run([wc, "-l", *names], cwd=tmp_path, capture_output=True, timeout=10)
+    assert b"sk-planted" in leaked.stderr
+    safe = subprocess.run([wc, "-l", "--", *names], cwd=tmp_path, capture_output=True, timeout=10)
+    assert b"sk-planted" not in safe.stdout + safe.stderr
+    assert decide("wc -l *") is False
+    assert decide("wc -l -- *") is True
+    assert decide("wc -l *.py") is True  # no secret name ends in .py

@@ -202,7 +202,9 @@ ALLOWED = [
     "rg -u --no-ignore-vcs foo",
     "find . -prune -o -print",
     "find . -D exec -name x",
-    "du -sh * | sort -h",
+    "du -sh -- * | sort -h",
+    "wc -l -- *",
+    "cat -- *.md",
     "ps -eo pid,cmd --sort=-%mem | head",
     "ls >/dev/null </dev/null",
     "ls 2>'/dev/null'",
@@ -308,7 +310,6 @@ ALLOWED = [
     "du -h --max-depth=1 .",
     "stat -c '%s %n' *",
     "ls -la *",
-    "wc -l *",
     "md5sum *.whl",
     "diff -ru a b",
     "cat /proc/cpuinfo",
@@ -754,6 +755,9 @@ REFUSED = [
     "egrep -e x -C .env",  # BSD grep: -C[num] is optional, .env a file
     "sed -e p -l .env",  # BSD sed: -l is a flag, .env a file
     "netstat -n -w 1",  # BSD netstat: repeats every second
+    # a planted file named --files0-from=.env makes wc/du print .env in their errors
+    "wc -l *",
+    "du -s *",
     "diff ~/.config/flower /tmp/x",
     "diff -r ~/.ssh /tmp/x",
     "diff --from-file=~ .bashrc",

@@ -75,6 +75,10 @@ class Tool:
     #: operands are opened and read even if their content is not printed (``wc``, ``md5sum``):
     #: a device like ``/dev/zero`` would never end
     opens: bool = False
+    #: the tool has ``--files0-from=F``, whose error messages print F's content as file names
+    #: (``wc -l *`` with a planted file ``--files0-from=.env`` prints ``.env``): a lead glob
+    #: must then be unable to match a secret name
+    files_option: bool = False
 
 
 _HV = " --help --version"
@@ -142,12 +146,14 @@ TOOLS: dict[str, Tool] = {
         globs=tail_suffix_ok,
         operand=_tail_operand,
     ),
-    # wc: counts only; --files0-from only counts the files it names
+    # wc: counts only; but --files0-from=F (not listed, yet a glob may expand to it) prints F's
+    # content in its "No such file" errors, hence files_option
     "wc": Tool(
         spec("cmlLw --bytes --chars --lines --max-line-length --words --total=" + _HV),
         reads=False,
         opens=True,
         globs=ANY,
+        files_option=True,
     ),
     "nl": Tool(
         spec(
@@ -232,7 +238,8 @@ TOOLS: dict[str, Tool] = {
             + _HV
         ),
         reads=False,
-        globs=ANY,  # -X/--files0-from read names and patterns, never print them
+        globs=ANY,  # -X reads patterns it never prints; --files0-from: see wc
+        files_option=True,
     ),
     # df --sync calls sync(2) first: not listed
     "df": Tool(
@@ -451,16 +458,36 @@ TOOLS: dict[str, Tool] = {
 }
 
 
-def check_operands(verb: str, tool: Tool, operands: Sequence[Word], recursive: bool) -> None:
-    """Operand count, lead globs, per-operand rule and (for readers) sensitive paths."""
+def _lead_glob_reason(verb: str, tool: Tool, word: Word) -> str | None:
+    """Why a glob starting with a wildcard, before any ``--``, is refused for this tool."""
+    if not tool.globs(word.literal_suffix()):
+        return (
+            f"{verb}: a glob starting with a wildcard could expand to an option;"
+            " write ./* or put -- before it"
+        )
+    if tool.files_option and content_reason(word) is not None:
+        return (
+            f"{verb}: the glob could expand to --files0-from=NAME with NAME a secret;"
+            " put -- before it"
+        )
+    return None
+
+
+def check_operands(
+    verb: str, tool: Tool, operands: Sequence[Word], recursive: bool, dashdash: int | None = None
+) -> None:
+    """Operand count, lead globs, per-operand rule and (for readers) sensitive paths.
+
+    A glob after a real ``--`` (``dashdash``: how many operands came before it) can only
+    expand to operands, so the lead-glob policy does not apply there.
+    """
     if tool.max_operands is not None and len(operands) > tool.max_operands:
         raise Refuse(f"{verb} takes at most {tool.max_operands} operand(s) here")
-    for word in operands:
-        if word.lead_glob and not tool.globs(word.literal_suffix()):
-            raise Refuse(
-                f"{verb}: a glob starting with a wildcard could expand to an option;"
-                " write ./* instead"
-            )
+    for index, word in enumerate(operands):
+        before_dashdash = dashdash is None or index < dashdash
+        reason = _lead_glob_reason(verb, tool, word) if word.lead_glob and before_dashdash else None
+        if reason is not None:
+            raise Refuse(reason)
         if tool.max_operands is not None and word.glob:
             raise Refuse(f"{verb}: a glob could expand to more operands than {verb} reads")
         if tool.operand is not None:
@@ -483,7 +510,7 @@ def check_tool(verb: str, args: Sequence[Word]) -> None:
     parsed = parse(verb, args, tool.spec)
     recursive = tool.recursive == ALWAYS or parsed.has(*tool.recursive)
     check_file_values(verb, parsed, tool.spec.files, recursive=recursive)
-    check_operands(verb, tool, parsed.operands, recursive)
+    check_operands(verb, tool, parsed.operands, recursive, parsed.dashdash)
     check_separate_values(verb, tool, parsed.separate_values(), recursive)
 
 
