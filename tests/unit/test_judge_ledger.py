@@ -148,20 +148,28 @@ def test_a_refused_call_becomes_an_event_and_a_ledger_row(runtime: Any) -> None:
         Event("tool_result", {"id": "t1", "text": no_such, "error": True}),
         Event("tool_result", {"id": "t2", "text": missing_text("coder", "Bash"), "error": True}),
         Event("tool_result", {"id": "t3", "text": "File does not exist.", "error": True}),
+        # a file that quotes a refusal is read fine: not a refusal
+        Event("tool", {"id": "t4", "name": "Read", "subagent": True}),
+        Event("tool_result", {"id": "t4", "text": no_such, "error": False}),
+        Event("text", {"text": no_such, "error": True}),
+        # a result whose call was never seen (a resumed turn) is still kept
+        Event("tool_result", {"id": "t9", "text": no_such, "error": True}),
     )
     assert [(e.kind, e.payload["tool"], e.payload["thread"]) for e in found] == [
         ("refused", "CronCreate", "main"),
         ("refused", "Bash", "subagent"),
+        ("refused", "?", "main"),
     ]
     assert found[0].payload["reason"] == "No such tool available: CronCreate."
     rows = runtime.store.rulings("r-1")
     assert [(r["kind"], r["state"], r["round"], r["said"]) for r in rows] == [
         ("refusal", "CronCreate", 2, "main"),
         ("refusal", "Bash", 2, "subagent"),
+        ("refusal", "?", 2, "main"),
     ]
     notes = (runtime.workbench.notes / LEDGER_NAME).read_text(encoding="utf-8")
     assert "## 干活 · 第 2 轮 · 拦下 CronCreate" in notes and "- 谁:subagent" in notes
-    assert agreement(rows)["refused"] == {"Bash": 1, "CronCreate": 1}
+    assert agreement(rows)["refused"] == {"?": 1, "Bash": 1, "CronCreate": 1}
     assert agreement(rows)["rounds"] == 0  # refusals are not rulings
 
 

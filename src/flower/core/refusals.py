@@ -33,7 +33,6 @@ class Refusals:
         self.rt = rt
         self.step = step
         self._calls: dict[str, tuple[str, bool]] = {}  # tool_use id -> (tool, subagent)
-        self.count = 0
 
     def see(self, event: Event, session_id: str | None) -> Event | None:
         """Remember a call, or turn a refused call's result into a ``refused`` event
@@ -55,7 +54,6 @@ class Refusals:
         text = _HOOK_ERROR.sub("", _TOOL_ERROR.sub("", text).strip().removeprefix("Error: "))
         tool, subagent = self._calls.pop(str(payload.get("id")), ("?", False))
         thread = "subagent" if subagent else "main"
-        self.count += 1
         self._record(tool, text, thread, session_id)
         refused = {"tool": tool, "thread": thread, "reason": text}
         return Event("refused", refused, step=event.step)
