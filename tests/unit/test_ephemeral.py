@@ -100,8 +100,6 @@ ALLOWED = [
     # -- processes and containers --
     "ps aux",
     "ps -ef | grep python",
-    "top -b -n 1",
-    "top -bn1 | head -20",
     "lsof -nP -iTCP -sTCP:LISTEN",
     "lsof -n -i :8080",
     "ss -tlnp",
@@ -317,7 +315,6 @@ ALLOWED = [
     "ls ~/.ssh",
     "cat ~/.ssh/id_ed25519.pub",
     "who am i",
-    "top -b -n 1 -o %MEM",
 ]
 
 REFUSED = [
@@ -483,6 +480,8 @@ REFUSED = [
     "top",
     "top -b",
     "top -n 1",
+    "top -b -n 1",  # it creates ~/.config/procps
+    "top -bn1 | head -20",
     # -- date, hostname, free, lsof, ss, file --
     "date -s '2020-01-01'",
     "date --set=now",

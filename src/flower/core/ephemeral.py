@@ -59,7 +59,6 @@ from flower.core.glance.system import (
     check_ps,
     check_ss,
     check_system_tool,
-    check_top,
 )
 
 __all__ = ["GLANCE_ENV", "NEVER", "REMOVED", "VERBS", "decide", "explain", "is_ephemeral"]
@@ -111,7 +110,6 @@ VERBS: dict[str, Checker] = {
     "sed": check_sed,
     "jq": check_jq,
     "ps": check_ps,
-    "top": check_top,
     "lsof": check_lsof,
     "ss": check_ss,
     "netstat": check_netstat,
@@ -135,6 +133,9 @@ VERBS: dict[str, Checker] = {
 REMOVED: dict[str, str] = {
     "kubectl": "kubectl talks to an API server over the network (and --raw reaches in-cluster"
     " services)",
+    # measured: procps-ng's top makes ~/.config/procps on every run where it is missing
+    "top": "top creates ~/.config/procps in HOME on its first run; use ps (e.g. ps aux"
+    " --sort=-%cpu | head)",
     **{name: f"{name}: {why}" for name, why in NOT_VERSIONED.items()},
 }
 

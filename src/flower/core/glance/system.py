@@ -4,8 +4,9 @@ What makes these dangerous is rarely a write. It is the network (``lsof -i @evil
 ``ss dst evil.example`` resolve a name the model picked, which is enough to leak data through
 DNS; ``netstat``/``lsof`` without ``-n`` reverse-resolve every peer; ``hostname -f`` asks DNS),
 the environment of processes (``ps e`` prints it, and the API key with it; ``docker inspect``
-prints a container's ``Env``), and commands that never return (``top`` without ``-b -n N``,
-``docker logs -f``, ``docker stats`` without ``--no-stream``, ``ss -E``, ``lsof -r``).
+prints a container's ``Env``), and commands that never return (``docker logs -f``, ``docker
+stats`` without ``--no-stream``, ``ss -E``, ``lsof -r``). ``top`` is off the list: even
+``top -b -n 1`` creates ``~/.config/procps`` where it is missing.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ __all__ = [
     "check_netstat",
     "check_ps",
     "check_ss",
-    "check_top",
 ]
 
 _HV = " --help --version"
@@ -164,23 +164,6 @@ def check_ps(verb: str, args: Sequence[Word]) -> None:
             _ps_format(value, sort=True)
     if any(not w.text.isdigit() for w in parsed.operands):
         raise Refuse("ps: operands must be process ids")
-
-
-# --------------------------------------------------------------------------------------------
-# top
-# --------------------------------------------------------------------------------------------
-
-_TOP = spec("bcHiSs1n:d:p:u:U:o:E:e:w::", abbrev=False)
-
-
-def check_top(verb: str, args: Sequence[Word]) -> None:
-    """``top`` returns only in batch mode with an iteration count (``top -b -n 1``)."""
-    parsed = parse(verb, args, _TOP)
-    if parsed.operands:
-        raise Refuse("top takes no operands")
-    counts = parsed.values("-n")
-    if not parsed.has("-b") or not counts or not all(c.isdigit() and int(c) > 0 for c in counts):
-        raise Refuse("top never returns without -b -n N (batch mode, N iterations)")
 
 
 # --------------------------------------------------------------------------------------------
