@@ -42,8 +42,15 @@ def tampering_judge() -> list:
             tool("Write", {"file_path": "kept.txt", "content": "forged\n"}),
             tool("Edit", {"file_path": "kept.txt", "old_string": "kept", "new_string": "x"}),
             bash("rm kept.txt"),
-            tool("Agent", {"description": "fix", "prompt": TAMPER,
-                           "subagent_type": "general-purpose", "run_in_background": False}),
+            tool(
+                "Agent",
+                {
+                    "description": "fix",
+                    "prompt": TAMPER,
+                    "subagent_type": "general-purpose",
+                    "run_in_background": False,
+                },
+            ),
             text(S.ACHIEVED),
             system=S.JUDGE,
             first_user=S.ROUND1,
