@@ -17,7 +17,9 @@ on its own when a tool does exist.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -288,3 +290,78 @@ async def test_a_coordinator_starts_only_its_named_workers_and_isolated_ones_apa
         places = {v.strip() for res in wheres for v in res.values()}
         assert "isolation=remote 不行" in _result(seen, calls, "Agent", "coder")
         assert len(places) == 2 and all("/.claude/worktrees/agent-" in p for p in places), places
+
+
+DECOY = "sk-ant-decoy-0123456789abcdefghij"
+
+
+async def test_a_coordinators_glances_cannot_delete_connect_or_leak(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], hostile: Path
+) -> None:
+    """The review's glances, from the coordinator's main thread through the real CLI:
+    bfs ``-rm`` on a tracked file, a folder and a file in HOME; gawk's network files at a
+    listening loopback socket (the file name built in the program too); the environment
+    and flower's saved key printed six ways. Each is refused with its reason, nothing
+    changes, nothing connects, and neither key reaches the model."""
+    home = Path(claude_env["HOME"])
+    ws = hostile
+    (ws / "sub").mkdir()
+    (ws / "sub" / "deep.txt").write_text("deep\n")
+    (home / "victim.txt").write_text("mine\n")
+    saved = home / ".config" / "flower" / ".env"
+    saved.parent.mkdir(parents=True)
+    saved.write_text(f"ANTHROPIC_API_KEY={DECOY}\n")
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    connected: list[object] = []
+    done = threading.Event()
+
+    def answer_and_hang_up() -> None:  # a connected awk would otherwise wait on the socket
+        while not done.is_set():
+            try:
+                peer, _ = listener.accept()
+            except OSError:
+                continue
+            connected.append(peer.getpeername())
+            peer.close()
+
+    watcher = threading.Thread(target=answer_and_hang_up, daemon=True)
+    watcher.start()
+    looks = [
+        "find . -name kept.txt -rm",
+        "find sub -rm",
+        f"find {home}/victim.txt -rm",
+        f"awk '{{print}}' /inet/tcp/0/127.0.0.1/{port}",
+        f"awk 'BEGIN {{ ARGV[1] = \"/inet/tcp/0/127.0.0.1/{port}\"; ARGC = 2 }} {{ print }}'",
+        "env",
+        "printenv ANTHROPIC_API_KEY",
+        "cat /proc/self/environ",
+        "awk 'BEGIN { print ENVIRON[\"ANTHROPIC_API_KEY\"] }'",
+        "jq -n env",
+        f"cat {saved}",
+        "ps e",
+    ]
+    spec = coordinator("协调者", "", {"coder": worker("d", "p")})
+    options = build_options(spec, cwd=ws, workbench=Workbench(ws))
+    scripted_model.play([conversation("main", *(bash(c) for c in looks), text("looked"))])
+    before = _states(ws, home)
+    try:
+        result = await run_query("look around", options)
+    finally:
+        done.set()
+        watcher.join()
+        listener.close()
+    after = _states(ws, home)
+    assert connected == [], "a glance connected to the listening socket"
+
+    assert result.subtype == "success", result
+    assert changes(before[0], after[0]) == [] and changes(before[1], after[1]) == []
+    seen = scripted_model.last("main").tool_results()
+    for n, look in enumerate(looks):
+        answer = seen[f"toolu_main_{n}_0"]
+        assert "这条命令不算只读查看" in answer and "主线程不亲自动手" in answer, (look, answer)
+    assert "-rm" in seen["toolu_main_0_0"] and "environment" in seen["toolu_main_5_0"]
+    for request in scripted_model.requests:
+        body = str(request.body)
+        assert DECOY not in body and "sk-ant-scripted-offline" not in body
