@@ -228,6 +228,26 @@ def test_archive_moves_lineage_and_extras_into_a_new_folder(
     assert json.loads((second / LINEAGE_NAME).read_text())["woke"] == 1
 
 
+def test_archive_moves_nothing_through_a_linked_notes_archive(
+    tmp_path: Path, workspace: Path
+) -> None:
+    from flower.core.workbench import LinkedWrite, Workbench
+
+    wb = Workbench(workspace)
+    wb.ensure()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (wb.notes / "archive").symlink_to(elsewhere, target_is_directory=True)
+    brief = wb.notes / "需求.md"
+    brief.write_text("brief")
+    lin = Lineage.open(tmp_path / "runs", workspace)
+    lin.remember("干活", "sid")
+    with pytest.raises(LinkedWrite):
+        lin.archive(wb.notes / "archive", extra=[brief])
+    assert list(elsewhere.iterdir()) == []
+    assert brief.read_text() == "brief" and lin.steps == {"干活": "sid"}
+
+
 def test_archive_keeps_both_of_two_extras_with_one_name(tmp_path: Path, workspace: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.filelock import locked, move_aside
-from flower.core.workbench import atomic_write
+from flower.core.workbench import atomic_write, check_write
 
 __all__ = ["LINEAGE_NAME", "Lineage", "continuing_run"]
 
@@ -237,9 +237,13 @@ class Lineage:
         the goal: the three are one stretch of history, and archiving only part of it
         would leave a goal without its conversation. Afterwards ``steps`` is empty and
         ``woke`` is 0. Returns the folder. An ``OSError`` while moving is raised: unlike
-        a lineage write, archiving is something a human asked for.
+        a lineage write, archiving is something a human asked for; so is a
+        :class:`~flower.core.workbench.LinkedWrite` (an ``OSError``) when ``into`` lies in a
+        workbench whose folder on the way is a symlink: nothing is moved out through it.
         """
-        dest = _new_folder(Path(into).expanduser())
+        into = Path(into).expanduser()
+        check_write(into / "archived")  # before the new folder is made through a link
+        dest = _new_folder(into)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with locked(self.path):
             for item in (self.path, *(Path(p) for p in extra)):
