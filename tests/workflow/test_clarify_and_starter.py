@@ -236,3 +236,33 @@ def test_new_archives_the_lineage_brief_and_goal_and_starts_over(
     assert wake_state(workspace, run_dir=run_dir)["waking"] is False
     starter_flow("又一件事", workspace=workspace, run_dir=run_dir, new=True)
     assert len(list((notes / "archive").iterdir())) == 1  # nothing to archive: no empty folder
+
+
+async def test_a_remark_sent_while_the_brief_is_clarified_stays_in_the_frozen_brief(
+    rt: FakeRuntime,
+) -> None:
+    """The line arrives (terminal or page) while the clarifier works: it is appended to
+    the brief file, and freezing the clarified brief must not write over it."""
+    path = rt.workspace / "notes" / "需求.md"
+    channel = HumanChannel(timeout_s=0, amend_path=path)
+    real_run = rt.run
+
+    async def run_while_a_remark_arrives(*args: Any, **kwargs: Any) -> Any:
+        if not channel.mail:
+            channel.send("另外把 README 也写上")  # mid-step, before the answer is frozen
+        return await real_run(*args, **kwargs)
+
+    rt.run = run_while_a_remark_arrives  # type: ignore[method-assign]
+    rt.replies = {"确认需求": BRIEF}
+    step = clarify_step(channel, brief_path=path, prompt="make X")
+    ctx = await Workflow([step], continuous=False).run(rt)
+
+    frozen = path.read_text(encoding="utf-8")
+    assert "## 目标\n\nA" in frozen and "## 未知与假设\n\nD" in frozen
+    assert frozen.count("另外把 README 也写上") == 1 and "### 补充 · 运行中补充" in frozen
+    assert "另外把 README 也写上" in ctx["确认需求"]  # later steps read it
+    assert Brief.load(path) is not None and Brief.load(path).complete()  # type: ignore[union-attr]
+    # freezing again (a second round of clarifying) keeps it once, not twice
+    await Workflow([clarify_step(channel, brief_path=path, prompt="x", always_ask=True)],
+                   continuous=False).run(rt)  # fmt: skip
+    assert path.read_text(encoding="utf-8").count("另外把 README 也写上") == 1

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.events import Event
+from flower.core.filelock import locked
 from flower.core.human_records import (
     AMEND_NOTE,
     LOG_HEADER,
@@ -313,7 +314,8 @@ class HumanChannel:
         try:
             check_write(self.amend_path)  # no link in the workbench carries it elsewhere
             self.amend_path.parent.mkdir(parents=True, exist_ok=True)
-            with self.amend_path.open("a", encoding="utf-8") as fh:
+            # the brief's lock: a step freezing the brief right now keeps this block
+            with locked(self.amend_path), self.amend_path.open("a", encoding="utf-8") as fh:
                 if _ends_mid_line(self.amend_path):  # keep a blank line before the block
                     block = "\n" + block
                 fh.write(redact(block))  # one write: a reader never sees half a block

@@ -324,11 +324,22 @@ class Frozen:
         return document
 
 
+def amendments(text: str) -> str:
+    """The amendment blocks a document file ends with (from its first :data:`AMEND_MARK`
+    line to the end), ``""`` when it has none."""
+    lines = (text or "").splitlines()
+    for index, line in enumerate(lines):
+        if AMEND_MARK.match(line):
+            return "\n".join(lines[index:]).strip()
+    return ""
+
+
 __all__ = [
     "AMEND_MARK",
     "PLACEHOLDER",
     "Frozen",
     "Scan",
+    "amendments",
     "bullets",
     "inert",
     "load_text",

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
+from flower.core.sections import save_text
 from flower.workflow.base import Ctx, Prompt, Step
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def frozen_step(
             if on_incomplete is not None:
                 on_incomplete(doc, ctx)
             return False
-        doc.write(path)
+        doc = _freeze(document, doc, path)
         load_into(ctx, doc)
         if on_frozen is not None:
             on_frozen(doc, ctx)
@@ -89,6 +90,30 @@ def frozen_step(
         return doc.prompt_block() if isinstance(doc, document) else result.text
 
     return Step(name, agent, prompt, gate=gate, when=when, reduce=reduce, **fields)
+
+
+def _freeze(document: type[Document], doc: Document, path: Path) -> Document:
+    """Write ``doc`` to ``path``, keeping the amendments the file already holds.
+
+    A human's remark sent while the step ran (an inbox line typed in the terminal or on
+    the page while the request is being clarified) was appended to this very file by
+    ``HumanChannel.amend``; writing the new document over it would drop the remark from
+    the brief that every later step reads. Both hold the file's lock, so no remark lands
+    between the read and the write. Returns the document as it now stands on disk.
+    """
+    from flower.core.filelock import locked
+    from flower.core.sections import amendments, load_text
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path):
+        carried = amendments(load_text(path) or "")
+        doc.write(path)
+        if carried:
+            written = load_text(path) or ""
+            if carried not in written:
+                save_text(path, written.rstrip("\n") + "\n\n" + carried + "\n")
+                doc = document.load(path) or doc
+    return doc
 
 
 __all__ = ["Document", "frozen_step"]
