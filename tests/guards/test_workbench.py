@@ -194,13 +194,14 @@ def test_the_index_skips_spill_archive_hidden_temp_and_links(
     _touch(wb.notes / "archive" / "交接" / "old.md", "# old handoff")
     _touch(wb.notes / ".hidden.md", "# hidden")
     _touch(wb.notes / "half.md.tmp", "# half")
+    _touch(wb.notes / "需求.md.lock", "")  # a file's lock (filelock), not a document
     _touch(wb.root / "loose.txt", "not in a folder")
     secret = _touch(tmp_path / "secret.txt", "# desc: outside secret\n")
     wb.scripts.mkdir(parents=True, exist_ok=True)
     (wb.scripts / "link.py").symlink_to(secret)
     (wb.scripts / "linkdir").symlink_to(tmp_path)
     text = wb.render_index()
-    for absent in ("spill", "archive", "hidden", "half", "loose", "secret", "link"):
+    for absent in ("spill", "archive", "hidden", "half", "loose", "secret", "link", ".lock"):
         assert absent not in text, absent
     assert "(还是空的)" in text
 

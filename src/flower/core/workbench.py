@@ -32,6 +32,7 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
+from flower.core.filelock import LOCK_SUFFIX
 from flower.core.redact import current as current_redactor
 from flower.core.text import one_line
 
@@ -251,8 +252,8 @@ class Workbench:
                     and not (here / d).is_symlink()
                 )
                 for name in filenames:
-                    if name.startswith(".") or name.endswith(".tmp"):
-                        continue
+                    if name.startswith(".") or name.endswith((".tmp", LOCK_SUFFIX)):
+                        continue  # hidden, half-written, or a file's lock (filelock)
                     path = here / name
                     try:
                         st = path.lstat()
