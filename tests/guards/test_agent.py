@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -17,9 +18,11 @@ import flower
 from flower import hookimpl
 from flower.core import agent as agent_module
 from flower.core.agent import (
+    CONSERVATIVE_WINDOW,
     PLUGIN_DIR,
     AgentSpec,
     CompactPolicy,
+    GuessedWindow,
     HandoffPolicy,
     build_options,
     default_window,
@@ -89,10 +92,39 @@ def test_handoff_policy(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (p.at, p.warn_at) == (950_000, 930_000)
     small = HandoffPolicy(window=200_000)
     assert (small.at, small.warn_at) == (150_000, 130_000)
-    tiny = HandoffPolicy(window=40_000)
-    assert (tiny.at, tiny.warn_at) == (10_000, 1_000)
+    tight = HandoffPolicy(window=40_000, headroom=10_000)
+    assert (tight.at, tight.warn_at) == (30_000, 10_000)
     monkeypatch.setenv("ANTHROPIC_MODEL", "claude-haiku-4-5")
     assert HandoffPolicy().window == 200_000, "the window is read when the policy is made"
+
+
+def test_a_guessed_window_gives_way_to_the_clis_and_a_given_one_never() -> None:
+    guess = HandoffPolicy()
+    assert guess.guessed and isinstance(guess.window, GuessedWindow)
+    assert guess.window_for(200_000) == 200_000  # the CLI's report for the model in use
+    assert guess.window_for(None) == min(int(guess.window), CONSERVATIVE_WINDOW)
+    assert guess.window_for(30_000) == min(int(guess.window), CONSERVATIVE_WINDOW)  # no room
+    given = HandoffPolicy(window=300_000)
+    assert not given.guessed and given.window_for(200_000) == 300_000
+    assert not dataclasses.replace(guess, window=500_000).guessed
+    assert (guess.at_for(200_000), guess.warn_at_for(200_000)) == (150_000, 130_000)
+
+
+@pytest.mark.parametrize(
+    ("window", "headroom"), [(30_000, 50_000), (69_999, 50_000), (25_000, 10_000)]
+)
+def test_a_window_the_headroom_cannot_fit_is_refused_with_the_numbers(
+    window: int, headroom: int
+) -> None:
+    with pytest.raises(ValueError) as refused:
+        HandoffPolicy(window=window, headroom=headroom)
+    said = str(refused.value)
+    assert f"{window:,} tokens" in said and f"{headroom:,} free" in said
+    assert f"at least {headroom + 20_000:,}" in said
+    assert HandoffPolicy(enabled=False, window=window, headroom=headroom).window == window
+    assert HandoffPolicy(window=headroom + 20_000, headroom=headroom).at == max(10_000, 20_000)
+    with pytest.raises(ValueError, match="headroom must be 0 or more"):
+        HandoffPolicy(headroom=-1)
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,7 @@ _NO_GOAL = "No goal and no judge: the work ends when the coordinator says so."
 _JUDGE_CAN_RUN = "Let the judge run commands (a harder verdict; Bash can write)."
 _TIMEOUT = "Seconds a question waits; 0 = nobody is here, the agents decide and note why."
 _ISOLATE = "Each worker task in its own git worktree (needs git with a commit)."
-_WINDOW = "Context window in tokens (default: from the model name)."
+_WINDOW = "Context window in tokens (default: what the CLI reports for the model in use)."
 _NO_BEQUEST = "When the run ends, leave CLAUDE.md and AGENTS.md alone (no note for the next tool)."
 _NEW = "Do not continue: archive the last brief, goal and lineage, start over."
 

@@ -103,9 +103,10 @@ def launch_starter(
 
     terminal, renderer, interactive = make_view(g)
     _verbose(g, terminal)
-    policy = HandoffPolicy(enabled=handoff, **({"window": window} if window else {}))
-    if window:
-        policy.headroom = min(policy.headroom, window // 4)
+    # a window you give is the one planned with (the CLI's report is for a guess only);
+    # a small one keeps a quarter free for the handoff instead of the default 50,000
+    sized = {"window": window, "headroom": min(50_000, window // 4)} if window else {}
+    policy = HandoffPolicy(enabled=handoff, **sized)
     rt = open_runtime(g, terminal, interactive, trim=TrimPolicy(enabled=trim), handoff=policy)
     if rt is None:
         return EXIT_USAGE

@@ -109,32 +109,108 @@ class CompactPolicy:
         return {}
 
 
+class GuessedWindow(int):
+    """A context window flower guessed from the model's name, not one it was given.
+
+    The CLI knows the window of the model in use (``get_context_usage()``'s
+    ``rawMaxTokens``), and the guess is wrong for some models (measured: CLI 2.1.332
+    reports 200,000 for ``claude-opus-4-5`` and ``claude-sonnet-4-5``, which the name
+    alone would guess at 1M). A window of this type is replaced by the CLI's figure at
+    the start of every session; a plain ``int`` (``HandoffPolicy(window=…)``,
+    ``--window``) is the caller's decision and always wins.
+    """
+
+    def __repr__(self) -> str:
+        return f"GuessedWindow({int(self)})"
+
+
+#: The window assumed for a guessed model until the CLI reports the real one: the
+#: smallest window of a current Claude model, so a handoff comes too early, never too late.
+CONSERVATIVE_WINDOW = WINDOW_200K
+#: The least a window must leave for work beside the headroom (the CLI's own prompt and
+#: tools take about 15,000 tokens before the first word of the task).
+MIN_WORKING_ROOM = 20_000
+
+
+def guessed_window() -> GuessedWindow:
+    """:func:`default_window`, marked as a guess the CLI's report replaces."""
+    return GuessedWindow(default_window())
+
+
 @dataclass
 class HandoffPolicy:
     """When a full context is handed off to a fresh session instead of compacted.
 
     Attributes:
         enabled: Hand off at all.
-        window: The context window assumed (:func:`default_window`).
+        window: The context window assumed. By default a guess from the model's name
+            (:func:`default_window`, marked :class:`GuessedWindow`) that every session
+            replaces with the window the CLI reports for the model in use; a window you
+            pass is used as it is.
         headroom: Tokens kept free: the handoff round itself needs room to write.
         max_generations: Most handoffs one step may do before it stops with a diagnostic
             (a step that fills a window eight times is going in circles).
+
+    Raises:
+        ValueError: An enabled policy whose window leaves less than
+            :data:`MIN_WORKING_ROOM` tokens beside its headroom: it would hand off the
+            moment a session starts, in a loop (the reference accepted
+            ``HandoffPolicy(window=30_000)`` and did exactly that).
     """
 
     enabled: bool = True
-    window: int = field(default_factory=default_window)
+    window: int = field(default_factory=guessed_window)
     headroom: int = 50_000
     max_generations: int = 8
+
+    def __post_init__(self) -> None:
+        if self.headroom < 0:
+            raise ValueError(f"HandoffPolicy headroom must be 0 or more, not {self.headroom:,}")
+        if self.enabled:
+            self.check(self.window)
+
+    def check(self, window: int) -> None:
+        """Refuse a ``window`` this policy's headroom leaves no room to work in."""
+        if window - self.headroom < MIN_WORKING_ROOM:
+            raise ValueError(
+                f"a context window of {window:,} tokens leaves no room to work: the handoff"
+                f" keeps {self.headroom:,} free (headroom), and a session needs at least"
+                f" {MIN_WORKING_ROOM:,} more; give a window of at least"
+                f" {self.headroom + MIN_WORKING_ROOM:,} or a smaller headroom"
+            )
+
+    @property
+    def guessed(self) -> bool:
+        """Whether :attr:`window` is a guess the CLI's report should replace."""
+        return isinstance(self.window, GuessedWindow)
 
     @property
     def at(self) -> int:
         """Context size that triggers the handoff."""
-        return max(10_000, self.window - self.headroom)
+        return self.at_for(self.window)
 
     @property
     def warn_at(self) -> int:
         """Context size that announces it (``Event("handoff", phase="near")``)."""
-        return max(1_000, self.at - 20_000)
+        return self.warn_at_for(self.window)
+
+    def at_for(self, window: int) -> int:
+        """The handoff point for a session whose window is ``window``."""
+        return max(10_000, window - self.headroom)
+
+    def warn_at_for(self, window: int) -> int:
+        """The warning point for a session whose window is ``window``."""
+        return max(1_000, self.at_for(window) - 20_000)
+
+    def window_for(self, reported: int | None) -> int:
+        """The window to plan a session with: the one given, else the CLI's report, else
+        (no report) the smaller of the guess and :data:`CONSERVATIVE_WINDOW`. A report
+        that leaves no room beside the headroom keeps the planned figure instead."""
+        if not self.guessed:
+            return int(self.window)
+        if reported and reported - self.headroom >= MIN_WORKING_ROOM:
+            return int(reported)
+        return min(int(self.window), CONSERVATIVE_WINDOW)
 
 
 @dataclass

@@ -67,6 +67,8 @@ class Live:
 
     def __init__(self) -> None:
         self.ctx = 0
+        #: The context window of the session in flight (:meth:`HandoffPolicy.window_for`).
+        self.window = 0
         self.warned = False
         self.due = False
         self._lock = threading.RLock()
@@ -172,9 +174,10 @@ async def run_attempt(
 ) -> Attempt:
     """One client session: send ``prompt``, read until the turn's result.
 
-    With ``watch`` (every attempt but the handoff round) it tracks the context
-    level, announces ``near``, ends the turn when the context crosses
-    ``handoff.at``, reports what the agent does, and honours an interrupt.
+    With ``watch`` (every attempt but the handoff round) it learns the window of the
+    session's model from the CLI (when the policy's window is a guess), tracks the
+    context level, announces ``near``, ends the turn when the context crosses the
+    handoff point, reports what the agent does, and honours an interrupt.
     Without it nothing is emitted: the handoff round is not shown.
     """
     import anyio
@@ -242,8 +245,12 @@ async def run_attempt(
                 pass
 
     said: str | None = None
+    if watch:  # the handoff round (unwatched) leaves the full session's figure alone
+        live.window = rt.handoff.window_for(None)
     try:
         async with ClaudeSDKClient(options) as client, anyio.create_task_group() as tasks:
+            if watch and rt.handoff.guessed:
+                live.window = rt.handoff.window_for(await reported_window(client))
             tasks.start_soon(interrupt_when_asked, client)
             say("prompt", {"text": prompt, "resume": resume, "fork": fork})
             await client.query(prompt)
@@ -290,6 +297,21 @@ async def run_attempt(
     return got
 
 
+async def reported_window(client: Any) -> int | None:
+    """The context window the CLI reports for the session's model (``rawMaxTokens``),
+    asked before the first request; ``None`` when it does not answer within 10 s."""
+    import anyio
+
+    with anyio.move_on_after(10):
+        try:
+            usage = await client.get_context_usage()
+        except Exception:  # an older CLI, a control channel that broke: keep the plan
+            return None
+        raw = usage.get("rawMaxTokens") if isinstance(usage, dict) else None
+        return int(raw) if isinstance(raw, int) and raw > 0 else None
+    return None
+
+
 def track(
     live: Live,
     policy: HandoffPolicy,
@@ -309,17 +331,16 @@ def track(
     if level <= 0 or (message.message_id and message.message_id == previous_id):
         return
     live.ctx = level
-    emit(
-        Event("context", {"used": level, "window": policy.window, "at": policy.at}, step=step),
-        on_event,
-    )
+    window = live.window or policy.window
+    at = policy.at_for(window)
+    emit(Event("context", {"used": level, "window": window, "at": at}, step=step), on_event)
     if not policy.enabled:
         return
-    if level >= policy.warn_at and not live.warned:
+    if level >= policy.warn_at_for(window) and not live.warned:
         live.warned = True
-        payload = {"phase": "near", "used": level, "at": policy.at, "window": policy.window}
+        payload = {"phase": "near", "used": level, "at": at, "window": window}
         emit(Event("handoff", payload, step=step), on_event)
-    if level >= policy.at and not live.due:
+    if level >= at and not live.due:
         live.due = True
         stop.set()
 

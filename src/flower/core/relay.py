@@ -47,7 +47,7 @@ async def hand_off(
 
     sid = result.session_id
     assert sid is not None
-    used, window = live.ctx, rt.handoff.window
+    used, window = live.ctx, live.window or rt.handoff.window
     generation = len(result.retired)
     emit(
         Event(

@@ -1,0 +1,86 @@
+"""The context window comes from the CLI for the model in use, not from its name.
+
+Measured with CLI 2.1.332: ``claude-sonnet-4-5`` has a 200,000-token window, which its
+name alone guesses at 1M. With the guess, a handoff planned at 950k never fires and the
+session runs into "prompt is too long"; with the CLI's figure it is handed off, planned,
+at 150k.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from flower.core.agent import HandoffPolicy
+from flower.core.runtime import Runtime
+from flower.core.workbench import Workbench
+from flower.testing import ScriptedModel, bash, text
+
+from . import test_runtime_e2e as base
+from .test_runtime_e2e import SMALL, TASK, Events, handoff_script, spec
+
+runtime = base.runtime  # the fixture: a Runtime on the workspace with test-speed resilience
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+
+async def test_a_200k_model_is_handed_off_before_its_window_is_full(
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    runtime: Callable[..., Runtime],
+) -> None:
+    policy = HandoffPolicy()  # the default: a guess (1M for this name) the CLI corrects
+    assert policy.guessed
+    main_turns = [
+        bash("echo one", usage={"input_tokens": 120_000}),
+        bash("echo two", usage={"input_tokens": 5_000, "cache_read_input_tokens": 160_000}),
+        text("never reached", usage=SMALL),
+    ]
+    scripted_model.play(
+        handoff_script(main_turns=main_turns, successor=[text("finished", usage=SMALL)])
+    )
+    rt = runtime(handoff=policy, workbench=Workbench(workspace, home=tmp_path / "wb"))
+    events = Events()
+
+    r = await rt.run(
+        spec(model="claude-sonnet-4-5"), TASK, step_name="干活", on_event=events.append
+    )
+
+    assert r.ok and r.text == "finished", r.errors
+    assert r.errors == [Runtime.HANDOFF_DUE]  # planned: never "prompt is too long"
+    levels = events.of("context")
+    assert levels[0]["window"] == 200_000 and levels[0]["at"] == 150_000
+    assert [p["phase"] for p in events.of("handoff")] == ["near", "writing", "done"]
+    assert events.of("handoff")[-1]["degraded"] is False
+    assert max(p["used"] for p in levels) == 165_000
+
+
+async def test_a_window_you_give_wins_over_the_clis(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], runtime: Callable[..., Runtime]
+) -> None:
+    scripted_model.play(
+        handoff_script(main_turns=[text("done", usage={"input_tokens": 100_000})], successor=[])
+    )
+    rt = runtime(handoff=HandoffPolicy(window=300_000))
+    events = Events()
+    r = await rt.run(spec(model="claude-sonnet-4-5"), TASK, on_event=events.append)
+    assert r.ok and [p["window"] for p in events.of("context")] == [300_000]
+    assert not events.of("handoff")  # 100k is far from 250k
+
+
+async def test_a_1m_model_keeps_its_window_and_the_guess_is_not_trusted_blindly(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], runtime: Callable[..., Runtime]
+) -> None:
+    """Until the CLI reports, a guessed window plans with 200k at most; the report (1M for
+    the default scripted model) is what the session then runs with."""
+    scripted_model.play(
+        handoff_script(main_turns=[text("done", usage={"input_tokens": 160_000})], successor=[])
+    )
+    rt = runtime()  # HandoffPolicy() by default: guessed
+    events = Events()
+    r = await rt.run(spec(), TASK, on_event=events.append)
+    assert r.ok and [p["window"] for p in events.of("context")] == [1_000_000]
+    assert not events.of("handoff")
