@@ -133,7 +133,8 @@ def main(
       flower plugins list                  what is installed
 
     While it runs, type to answer a question or add a note; start a line with ? to
-    ask on the side; Ctrl-C interrupts and asks what to tell the agent, twice quits.
+    ask on the side; Ctrl-C stops the round at once and asks what to tell the agent
+    (Enter goes on with nothing added), Ctrl-C again quits (the step is saved).
     Tests and demos run offline against the scripted model: see
     `flower scripted-model --help`.
     """

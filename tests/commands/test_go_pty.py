@@ -166,7 +166,7 @@ def test_ctrl_c_then_words_reach_the_agent_and_the_same_session_goes_on(
     run = Flower("-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path)
     wait_for(lambda: bool(scripted_model.requests_for("work")))
     run.ctrl_c()
-    run.expect("what should the agent hear")
+    run.expect("Stopped. What should the agent hear")
     run.type(words)
     assert run.finish() == 0, run.text[-3000:]
     (told,) = scripted_model.requests_for("told")
@@ -176,6 +176,41 @@ def test_ctrl_c_then_words_reach_the_agent_and_the_same_session_goes_on(
     assert "Traceback" not in run.text
 
 
+def test_ctrl_c_stops_the_running_tool_at_once_and_enter_goes_on(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    """The first Ctrl-C stops the round before the worker's slow command writes its file;
+    nothing runs while the human thinks; Enter resumes the same session with nothing
+    added, and the CLI's own words for a stopped tool never reach the screen."""
+    from flower.core.runtime import Runtime
+
+    slow = conversation(
+        "slow", bash("sleep 4; printf late > late.txt"), text("done"), subagent=True
+    )
+    goes_on = conversation(
+        "goes-on", text(S.ROUND1), after_user=Runtime.CONTINUE_NOTE, system=S.COORDINATOR
+    )
+    scripted_model.play([goes_on, slow, *quick_flow(S.DISPATCH, text("never reached"))])
+    run = Flower("-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path)
+    wait_for(lambda: len(scripted_model.requests_for("slow")) >= 1)
+    time.sleep(0.5)  # the worker's sleep has started
+    run.ctrl_c()
+    run.expect("Stopped. What should the agent hear")
+    time.sleep(5)  # longer than the sleep: had it gone on, late.txt would exist now
+    assert not (workspace / "late.txt").exists(), "the stopped command ran to its end"
+    asked = len(scripted_model.requests)
+    time.sleep(0.5)
+    assert len(scripted_model.requests) == asked, "a model request while paused"
+    run.type("")
+    run.expect("going on with nothing added")
+    assert run.finish() == 0, run.text[-3000:]
+    (resumed,) = scripted_model.requests_for("goes-on")
+    assert Runtime.CONTINUE_NOTE in user_texts(resumed)[-1]
+    assert resumed.messages[0] == scripted_model.requests_for("work")[0].messages[0]  # same one
+    assert not (workspace / "late.txt").exists()
+    assert "doesn't want to proceed" not in run.text and "STOP" not in run.text
+
+
 def test_ctrl_c_twice_quits_with_130_and_the_step_in_the_manifest(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
@@ -183,14 +218,20 @@ def test_ctrl_c_twice_quits_with_130_and_the_step_in_the_manifest(
     run = Flower("-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path)
     wait_for(lambda: bool(scripted_model.requests_for("work")))
     run.ctrl_c()
-    run.expect("what should the agent hear")
+    run.expect("What should the agent hear")
     run.ctrl_c()
+    started = time.monotonic()
+    run.expect("quitting: saving the step in flight", timeout=2)  # said at once
     assert run.finish() == 130, run.text[-3000:]
+    quit_took = time.monotonic() - started
     work = [row for row in manifest(workspace) if row["step"] == "干活"]
     assert work and not work[0]["ok"] and work[0]["session_id"]
     assert work[0]["error"] == "stopped: interrupted before it finished"
     assert "Traceback" not in run.text and "quit" in run.text
     assert "~ 干活 stopped" in run.text and "Error" not in run.text  # no class names
+    said = " ".join(run.text.split())  # the line wraps at the terminal's width
+    assert "manifest.json; run flower here again to continue it" in said
+    assert quit_took < 4, f"the second Ctrl-C took {quit_took:.1f} s to quit"
 
 
 def test_side_questions_and_an_inbox_line_while_it_works(

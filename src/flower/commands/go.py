@@ -82,7 +82,10 @@ def go(
     """Clarify the request, set a goal with checks, work until an independent judge agrees.
 
     flower "make X" runs it; flower again in the same folder continues the same
-    conversation (Enter), takes a new remark, or /new starts over.
+    conversation (Enter), takes a new remark, or /new starts over. While it runs,
+    Ctrl-C stops the round at once (the running tool too) and asks what to tell
+    the agent: a line continues the same session with it, Enter with nothing added;
+    Ctrl-C again quits at once, the step in flight saved for the next flower.
     """  # fmt: skip
     if g.workbench:
         raise click.UsageError(

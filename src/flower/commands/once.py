@@ -85,7 +85,8 @@ def once(
     """One agent, one step, no workflow: flower once "fix the failing test".
 
     Ends with the session id; --resume <id> continues it, --fork continues a copy.
-    Ctrl-C asks what to tell the agent; a second Ctrl-C quits. Exit codes: 0 done,
+    Ctrl-C stops the turn and asks what to tell the agent (Enter: go on with nothing
+    added); a second Ctrl-C quits. Exit codes: 0 done,
     1 the step failed, 2 bad input (usage, workspace, credentials, unknown id), 130 quit.
     """  # fmt: skip
     prompt = " ".join(ask).strip()

@@ -11,11 +11,13 @@ it makes sense:
 - anything else goes to the inbox: the agent reads it at its next inbox check, and it is
   appended to the brief so later steps (fresh sessions) see it too.
 
-Ctrl-C does not kill anything. The input line owns the terminal with signals off, so the
-terminal sends no SIGINT to the process group (where the bundled CLI would die of it);
-the byte arrives here instead. The first Ctrl-C asks what to tell the agent (Enter =
-nothing) and interrupts the turn with it, the same session goes on; a second Ctrl-C
-quits: the step in flight is written to the manifest, exit 130, no traceback.
+Ctrl-C stops, it does not kill. The input line owns the terminal with signals off, so
+the terminal sends no SIGINT to the process group (where the bundled CLI would die of
+it); the byte arrives here instead. The first Ctrl-C stops the round at once (the
+running tool is stopped with the turn, nothing more runs: ``Runtime.pause``), then asks
+what to tell the agent: a line goes to the same session, Enter goes on with nothing
+added. A second Ctrl-C quits at once, saying what it saves: the step in flight is
+written to the manifest (``flower`` here continues it), exit 130, no traceback.
 """
 
 from __future__ import annotations
@@ -162,7 +164,11 @@ class Session:
         if self.state.telling:
             self.state.telling = False
             self._set_prompt()
-            if not said:
+            if self.rt.paused:  # the round is stopped and waits for these words
+                self.rt.interrupt(said)
+                if not said:
+                    self.terminal.line("(going on with nothing added)", "dim")
+            elif not said:
                 self.terminal.line("(nothing said; carrying on)", "dim")
             elif not self.rt.interrupt(said):
                 self.terminal.line("(the turn had just ended; sending it as a note)", "dim")
@@ -177,19 +183,28 @@ class Session:
             self._send(said)
 
     def ctrl_c(self) -> None:
-        """Ctrl-C typed (on the event loop): first ask what to tell, then quit."""
+        """Ctrl-C typed (on the event loop): first stop the round and ask, then quit."""
         if self.state.telling or self.state.quitting:
             self.quit()
             return
         self.state.telling = True
-        self.terminal.line(
-            "Interrupting: what should the agent hear? (Enter = nothing; Ctrl-C again quits)",
-            "bold",
-        )
+        if self.rt.pause():
+            head = "Stopped. What should the agent hear?"
+            keys = "(Enter = go on with nothing added; Ctrl-C again quits)"
+        else:  # between turns: nothing to stop, the words go to the next one
+            head = "Nothing is running this moment. What should the agent hear?"
+            keys = "(Enter = nothing; Ctrl-C again quits)"
+        self.terminal.line(f"{head} {keys}", "bold")
         self._set_prompt()
 
     def quit(self) -> None:
         """Stop the run: the Runtime writes the step in flight to the manifest on the way out."""
+        if not self.state.quitting:
+            self.terminal.line(
+                f"quitting: saving the step in flight to {self.rt.manifest_path};"
+                " run flower here again to continue it",
+                "bold",
+            )
         self.state.quitting = True
         self.state.telling = False
         if self.task is not None and not self.task.done():

@@ -112,6 +112,60 @@ class Live:
             return True
 
 
+#: The remark :meth:`Live.interrupt` carries for a pause: stop now, the words come later.
+PAUSED = "\x00paused"
+
+
+class Words:
+    """The human's words for a paused step: awaited by the run loop, given from any thread.
+
+    After a pause the loop waits here, not in a turn, so nothing runs while the human
+    types; :meth:`give` (from the input thread or the loop) ends the wait.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: tuple[Any, Callable[[Callable[[], object]], object]] | None = None
+
+    @property
+    def waiting(self) -> bool:
+        return self._pending is not None
+
+    async def wait(self) -> str:
+        """The words, once given (blank when the human said nothing)."""
+        import anyio
+
+        got: list[str] = []
+        done = anyio.Event()
+        schedule = _scheduler()
+
+        def deliver(said: str) -> None:
+            got.append(said)
+            done.set()
+
+        with self._lock:
+            self._pending = (deliver, schedule)
+        try:
+            await done.wait()
+        finally:
+            with self._lock:
+                self._pending = None
+        return got[0]
+
+    def give(self, said: str) -> bool:
+        """Hand ``said`` to the waiting loop; ``False`` when nothing waits."""
+        with self._lock:
+            pending, self._pending = self._pending, None
+        if pending is None:
+            return False
+        deliver, schedule = pending
+        try:
+            schedule(lambda: deliver(said))
+        except RuntimeError:  # the loop is gone: nothing waits any more
+            return False
+        return True
+
+
 def _scheduler() -> Callable[[Callable[[], object]], object]:
     """How any thread (the loop's own included) gets a callback run in the current event
     loop, non-blocking, waking the loop if it sleeps."""

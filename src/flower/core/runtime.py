@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from flower.core.agent import HandoffPolicy
 from flower.core.assembly import build_store, policy, read_dotenv, run_sync
-from flower.core.attempt import Attempt, Live, cli_env, error_text, run_attempt
+from flower.core.attempt import PAUSED, Attempt, Live, Words, cli_env, error_text, run_attempt
 from flower.core.credentials import check_credentials
 from flower.core.events import Event, EventCallback, emit
 from flower.core.handoff import is_overflow
@@ -92,6 +92,11 @@ class Runtime:
         "\n\n(上面这句是人在你干活时插进来的话。刚才在跑的工具调用返回了 interrupted,"
         "那是打断带来的正常副作用,不是环境故障;需要的话重新执行即可。先回应这句话,再接着做。)"
     )
+    #: The prompt after a pause the human ended without a word (Enter).
+    CONTINUE_NOTE = (
+        "(人刚才按了一下暂停,没有要补充的话。刚才在跑的工具调用返回了 interrupted,"
+        "那是暂停带来的正常副作用,不是环境故障;它们可能没做完,需要的话核实后重新执行。接着做。)"
+    )
 
     def __init__(
         self,
@@ -129,6 +134,7 @@ class Runtime:
         self.ctx: dict[str, Any] | None = None
         self.run_id = new_run_id()
         self._live = Live()
+        self._words = Words()
         self._current: StepResult | None = None  # the step in flight, for rescue()
         self._closed = False
 
@@ -241,14 +247,34 @@ class Runtime:
         """Stop the running step's turn and continue it with the human's ``said``.
 
         The step goes on in the same session with ``said`` + ``INTERRUPT_NOTE`` as the
-        next prompt; it does not count as a failed attempt. Returns ``False`` when no
-        step is running. Safe from any thread (a UI's input thread, a signal handler in
-        the loop's thread): the stop is handed to the event loop, waking it, and never
-        awaited, so the call returns at once.
+        next prompt (``CONTINUE_NOTE`` when ``said`` is blank); it does not count as a
+        failed attempt. After :meth:`pause` this gives the paused step its words.
+        Returns ``False`` when no step is running or paused. Safe from any thread (a
+        UI's input thread, a signal handler in the loop's thread): the stop is handed to
+        the event loop, waking it, and never awaited, so the call returns at once.
         """
         if self._closed:
             return False
+        if self._words.give(said):
+            return True
         return self._live.interrupt(said)
+
+    def pause(self) -> bool:
+        """Stop the running step's turn now, and wait for the human's words.
+
+        The running tool is stopped with the turn and nothing more runs; the step
+        resumes the same session when :meth:`interrupt` brings the words (blank: go on
+        with nothing added). What a terminal's first Ctrl-C does. ``False`` when no
+        turn is running. Safe from any thread, like :meth:`interrupt`.
+        """
+        if self._closed:
+            return False
+        return self._live.interrupt(PAUSED)
+
+    @property
+    def paused(self) -> bool:
+        """Whether a paused step is waiting for the human's words."""
+        return self._words.waiting
 
     def rescue(self) -> None:
         """Write the step in flight to ``manifest.json`` as failed, ``error="killed-by-signal"``.
@@ -342,7 +368,11 @@ class Runtime:
                     said = got.said or ""
                     if not sid:
                         break
-                    prompt = said + self.INTERRUPT_NOTE
+                    if said == PAUSED:  # stopped at once; the words come after
+                        payload = {"said": None, "session_id": sid, "paused": True}
+                        emit(Event("interrupt", payload, step=step), on_event)
+                        said = await self._words.wait()
+                    prompt = said + self.INTERRUPT_NOTE if said.strip() else self.CONTINUE_NOTE
                     attempt -= 1
                     emit(Event("interrupt", {"said": said, "session_id": sid}, step=step), on_event)
                     continue
@@ -419,7 +449,7 @@ class Runtime:
                     prompt = self.resilience.resume_prompt
                     result.resumed = True
         except BaseException as exc:
-            if not result.error or result.ok:
+            if not result.error or result.ok or result.error == self.INTERRUPTED:
                 result.ok = False
                 result.error = stopped_by(exc)
             raise

@@ -79,6 +79,14 @@ def _stdin_is_tty() -> bool:
         return False
 
 
+#: How the CLI answers a tool call that an interrupt stopped: its own instruction to the
+#: model ("The user doesn't want to proceed … STOP"), never meant for a person's screen.
+CLI_STOPPED_TEXTS = (
+    "The user doesn't want to proceed with this tool use",
+    "[Request interrupted by user",
+)
+
+
 class Renderer:
     """Events in, lines out: the run view. Knows nothing of the workflow beyond Event kinds.
 
@@ -375,7 +383,9 @@ class Renderer:
 
         indent = 6 if p.get("subagent") else 2
         text = p.get("text") or ""
-        if p.get("error") and not is_refusal(text):  # a refusal has its own line
+        if p.get("error") and text.startswith(CLI_STOPPED_TEXTS):  # the CLI's words for it
+            self._say("~ stopped with the round", "dim", indent)
+        elif p.get("error") and not is_refusal(text):  # a refusal has its own line
             self._say(f"x {one_line(text, 300)}", "red", indent)
         elif self.verbose:
             self._say(f"= {one_line(text, 160)}", "dim", indent)
