@@ -1,13 +1,13 @@
 """The page in a real browser (headless Chromium, Selenium) against a scripted run of
 ``flower web`` through the real Claude Code CLI.
 
-One run, bound off loopback so the token is on: the page shows the clarify step's
-question and a click answers it (the agent's next request carries the answer); while
-the coordinator waits on its own question, an inbox line typed on the page lands in the
-brief, a side question gets the oracle's answer, the brief shows rendered, and a typed
-answer settles the question; a ``<script>`` a tool printed shows as
-text and never runs; the stream survives a reload; a request without the token is
-refused.
+One run, bound to every interface (the page answers to 127.0.0.1 too), the token read
+from the URL's fragment and taken out of the address bar: the page shows the clarify
+step's question and a click answers it (the agent's next request carries the answer);
+while the coordinator waits on its own question, an inbox line typed on the page lands
+in the brief, a side question gets the oracle's answer, the brief shows rendered, and a
+typed answer settles the question; a ``<script>`` a tool printed shows as text and never
+runs; the stream survives a reload; a request without the token is refused.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def start(workspace: Path, cwd: Path) -> tuple[subprocess.Popen[str], str]:
 
 
 def refused_without_token(url: str) -> int:
-    bare = url.split("?")[0].rstrip("/")
+    bare = url.split("#")[0].rstrip("/")
     request = urllib.request.Request(
         bare + "/answer",
         data=json.dumps({"id": "q1", "answer": "CRLF"}).encode(),
@@ -126,9 +126,11 @@ def test_follow_and_answer_a_run_from_the_page(
         return str(browser.find_element(By.ID, "stream").text)
 
     try:
-        assert "token=" in url  # off loopback: a token, printed once, inside the URL
+        assert "/#token=" in url  # a token, printed once, in the URL's fragment
         url = url.replace(url.split("//")[1].split(":")[0], "127.0.0.1", 1)
         browser.get(url)
+        # the page took the token out of the address bar (and so out of the history)
+        wait.until(lambda d: "token" not in d.current_url)
         # the clarify step's question, with its options as buttons
         wait.until(lambda d: FIRST_Q in d.find_element(By.ID, "asks").text)
         assert refused_without_token(url) == 401  # no token, no answer
@@ -162,13 +164,13 @@ def test_follow_and_answer_a_run_from_the_page(
         assert browser.execute_script("return window.pwned") is None
         wait.until(lambda _: "[result]" in stream())
         seen = len(browser.find_elements(By.CSS_SELECTOR, "#stream > div"))
-        first_line = browser.find_element(By.ID, "e1").text
+        first_line = browser.find_element(By.CSS_SELECTOR, "#stream > div").text
 
         steps = browser.find_element(By.ID, "steps").text  # every step and round, with its state
         assert "确认需求 ok $" in steps and "设定目标 ok $" in steps
         browser.refresh()  # the stream comes back whole
         wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#stream > div")) >= seen)
-        assert browser.find_element(By.ID, "e1").text == first_line
+        assert browser.find_element(By.CSS_SELECTOR, "#stream > div").text == first_line
         assert PAYLOAD in stream() and browser.execute_script("return window.pwned") is None
         assert proc.wait(120) == 0
     finally:

@@ -9,100 +9,107 @@ from pathlib import Path
 
 import pytest
 
-from flower import HumanChannel
 from flower.testing import need
 
 from .conftest import NOT_INSTALLED, PLUGIN
 
 need(PLUGIN, NOT_INSTALLED)
 
-from flower_plugin_web.hub import Hub, Where  # noqa: E402
-from flower_plugin_web.page import render_markdown  # noqa: E402
-from flower_plugin_web.server import create_app  # noqa: E402
-from starlette.testclient import TestClient  # noqa: E402
+from flower_plugin_web.hub import Hub  # noqa: E402
+from flower_plugin_web.render import render_markdown  # noqa: E402
 
-ORIGIN = {"Origin": "http://testserver"}
+from .pages import OWN, TOKEN, client, hub_with_question, served  # noqa: E402
 
-
-def hub_with_question(tmp_path: Path) -> tuple[Hub, HumanChannel, threading.Thread]:
-    import asyncio
-
-    hub = Hub(enabled=True)
-    wb = tmp_path / ".flower"
-    (wb / "notes").mkdir(parents=True)
-    hub.where = Where(workspace=tmp_path, run_dir=tmp_path / "runs", workbench=wb)
-    channel = HumanChannel(amend_path=wb / "notes" / "需求.md", timeout_s=10)
-    channel.on_event = lambda e: hub.publish(e.kind, e.payload, e.step, e.at)
-    hub.channel = channel
-    asked = threading.Thread(
-        target=lambda: asyncio.run(channel.ask("LF or CRLF?", ["LF", "CRLF"])), daemon=True
-    )
-    asked.start()
-    while not channel.pending():
-        asked.join(0.01)
-    return hub, channel, asked
+WITH_TOKEN = {"X-Flower-Token": TOKEN}
+NO_TOKEN = "this page needs its token: open the URL flower web printed"
 
 
-def test_loopback_needs_no_token_but_every_change_needs_the_pages_origin(tmp_path: Path) -> None:
+def test_every_request_needs_the_token_loopback_included(tmp_path: Path) -> None:
+    hub, channel, _ = hub_with_question(tmp_path)
+    page = client(hub)
+    for path in ("/state", "/doc/brief", "/runs", "/events"):
+        refused = page.get(path)
+        assert refused.status_code == 401, path
+        assert refused.json() == {"ok": False, "error": NO_TOKEN}
+    for path in ("/answer", "/inbox", "/aside"):
+        assert page.post(path, json={}, headers={"Origin": "http://testserver"}).status_code == 401
+    assert page.get("/state", headers={"X-Flower-Token": "wrong"}).status_code == 401
+    assert page.get("/state", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    # the shell and its script hold nothing of the run: served without the token
+    shell = page.get("/")
+    assert shell.status_code == 200 and str(tmp_path) not in shell.text
+    assert "set-cookie" not in shell.headers  # never a cookie: it would ignore the port
+    assert page.get("/page.js").status_code == 200
+    assert channel.pending() and not channel.mail
+
+
+def test_answers_need_the_pages_origin_and_the_first_answer_wins(tmp_path: Path) -> None:
     hub, channel, asked = hub_with_question(tmp_path)
-    client = TestClient(create_app(hub, token=None))
-    assert client.get("/").status_code == 200
-    (pending,) = client.get("/state").json()["pending"]
-    refused = client.post("/answer", json={"id": pending["id"], "answer": "LF"})
-    assert refused.status_code == 403 and channel.pending()  # no Origin: refused
-    elsewhere = client.post(
-        "/answer",
-        json={"id": pending["id"], "answer": "LF"},
-        headers={"Origin": "http://evil.example"},
-    )
+    page = client(hub, headers=WITH_TOKEN)
+    (pending,) = page.get("/state").json()["pending"]
+    assert pending["id"] == f"{hub.segment}-q1"  # the page's id carries the run's segment
+    body = {"id": pending["id"], "answer": "LF"}
+    assert page.post("/answer", json=body).status_code == 403  # no Origin
+    elsewhere = page.post("/answer", json=body, headers={"Origin": "http://evil.example"})
     assert elsewhere.status_code == 403 and channel.pending()
-    done = client.post("/answer", json={"id": pending["id"], "answer": "LF"}, headers=ORIGIN)
-    assert done.json() == {"ok": True, "settled": False}
-    again = client.post("/answer", json={"id": pending["id"], "answer": "CRLF"}, headers=ORIGIN)
-    assert again.json() == {"ok": False, "settled": True}  # the first answer won
+    done = page.post("/answer", json=body, headers=OWN)
+    assert done.status_code == 200 and done.json() == {"ok": True}
+    again = page.post("/answer", json={**body, "answer": "CRLF"}, headers=OWN)
+    assert again.status_code == 409 and again.json()["settled"] is True  # the first answer won
+    assert "settled already (answered)" in again.json()["error"]
     asked.join(5)
     assert channel.asks[0].answer == "LF"
 
 
-def test_a_token_guards_every_request_and_becomes_a_strict_cookie(tmp_path: Path) -> None:
-    hub, _, _ = hub_with_question(tmp_path)
-    client = TestClient(create_app(hub, token="s3cret"))
-    for path in ("/", "/state", "/page.js", "/doc/brief", "/runs"):
-        assert client.get(path).status_code == 401, path
-    assert client.post("/inbox", json={"text": "hi"}, headers=ORIGIN).status_code == 401
-    assert client.get("/?token=wrong").status_code == 401
-    page = client.get("/?token=s3cret")
-    assert page.status_code == 200
-    cookie = page.headers["set-cookie"]
-    assert "flower_token=s3cret" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
-    assert client.get("/state").status_code == 200  # the cookie carries it now
-    sent = client.post("/inbox", json={"text": "also add a README"}, headers=ORIGIN)
-    assert sent.json() == {"ok": True}
-    brief = (tmp_path / ".flower" / "notes" / "需求.md").read_text(encoding="utf-8")
-    assert "also add a README" in brief  # as typed in the terminal: appended to the brief
-    stale = TestClient(create_app(hub, token="s3cret"), cookies={"flower_token": "old-run"})
-    assert stale.get("/state").status_code == 401
-    fresh = stale.get("/?token=s3cret")  # an earlier run's cookie must not shadow the URL
-    assert fresh.status_code == 200 and "flower_token=s3cret" in fresh.headers["set-cookie"]
-    header_only = TestClient(create_app(hub, token="s3cret"))
-    assert header_only.get("/state", headers={"X-Flower-Token": "s3cret"}).status_code == 200
+def test_an_id_from_another_run_or_no_run_is_never_applied(tmp_path: Path) -> None:
+    hub, channel, _ = hub_with_question(tmp_path)
+    page = client(hub, headers=OWN)
+    stale = page.post("/answer", json={"id": "0badc0de-q1", "answer": "yes"})  # run A's q1
+    assert stale.status_code == 409
+    assert stale.json() == {
+        "ok": False,
+        "error": "this question is from another run (the page is stale): reload the page",
+    }
+    for unknown in (f"{hub.segment}-q7", "q1", f"{hub.segment}-", 17):
+        refused = page.post("/answer", json={"id": unknown, "answer": "yes"})
+        assert refused.status_code == 404, unknown
+        assert refused.json() == {"ok": False, "error": "no such question"}  # not "settled"
+    assert [a.id for a in channel.pending()] == ["q1"] and channel.asks[0].answer == ""
 
 
 def test_the_stream_replays_what_a_page_missed(tmp_path: Path) -> None:
     hub = Hub(enabled=True)
     for n in range(5):
         hub.publish("text", {"text": f"line {n}"}, "干活")
-    client = TestClient(create_app(hub, token=None))
+    page = client(hub, headers=WITH_TOKEN)
 
-    def first(after: int) -> dict[str, object]:
-        with client.stream("GET", "/events", headers={"Last-Event-ID": str(after)}) as r:
-            for raw in r.iter_lines():
-                if raw.startswith("data: "):
-                    return json.loads(raw[len("data: ") :])
-        raise AssertionError("no event")
+    def opening(last: str | None) -> tuple[dict[str, object], dict[str, object]]:
+        headers = {"Last-Event-ID": last} if last else {}
+        with page.stream("GET", "/events", headers=headers) as r:
+            data = (json.loads(x[6:]) for x in r.iter_lines() if x.startswith("data: "))
+            return next(data), next(data)
 
-    assert first(0)["payload"] == {"text": "line 0"}
-    assert first(3) == {**first(3), "id": 4, "kind": "text", "step": "干活"}
+    hello, first = opening(None)
+    assert hello == {"segment": hub.segment, "reset": False}
+    assert first["payload"] == {"text": "line 0"} and first["id"] == f"{hub.segment}-1"
+    hello, fourth = opening(f"{hub.segment}-3")
+    assert hello["reset"] is False
+    assert fourth == {**fourth, "id": f"{hub.segment}-4", "kind": "text", "step": "干活"}
+    # another process's id: a fresh copy from the start, flagged, never a mix
+    for foreign in ("0badc0de-3", "garbage", "-5", f"{hub.segment}-99"):
+        hello, first = opening(foreign)
+        assert hello["reset"] is True and first["id"] == f"{hub.segment}-1", foreign
+
+
+def test_a_page_a_ring_behind_starts_over(tmp_path: Path) -> None:
+    hub = Hub(enabled=True, keep=10)
+    for n in range(25):
+        hub.publish("text", {"n": n})
+    page = client(hub, headers=WITH_TOKEN)
+    with page.stream("GET", "/events", headers={"Last-Event-ID": f"{hub.segment}-3"}) as r:
+        data = (json.loads(x[6:]) for x in r.iter_lines() if x.startswith("data: "))
+        hello, first = next(data), next(data)
+    assert hello["reset"] is True and first["id"] == f"{hub.segment}-16"  # the oldest kept
 
 
 def test_documents_render_markdown_with_raw_html_as_text(tmp_path: Path) -> None:
@@ -112,20 +119,36 @@ def test_documents_render_markdown_with_raw_html_as_text(tmp_path: Path) -> None
     hub, _, _ = hub_with_question(tmp_path)
     goal = tmp_path / ".flower" / "notes" / "目标.md"
     goal.write_text("## 判定清单\n- <b>x</b>", encoding="utf-8")
-    shown = TestClient(create_app(hub, token=None)).get("/doc/goal").text
+    page = client(hub, headers=WITH_TOKEN)
+    shown = page.get("/doc/goal").text
     assert "&lt;b&gt;x&lt;/b&gt;" in shown and "<h2>" in shown
-    assert TestClient(create_app(hub, token=None)).get("/doc/../../etc/passwd").status_code == 404
+    assert page.get("/doc/../../etc/passwd").status_code == 404
+
+
+def test_documents_load_nothing_and_mark_what_leads_away() -> None:
+    shown = render_markdown(
+        "![chart](http://tracker.example/pixel.png?who=me) ![local](diagram.png)\n\n"
+        "[the docs](https://docs.example/page) [a file](../secrets.md) <http://auto.example/x>"
+    )
+    assert "<img" not in shown  # nothing loads by itself
+    assert "[image: chart — http://tracker.example/pixel.png?who=me, not loaded]" in shown
+    assert "[image: local — diagram.png, not loaded]" in shown
+    assert shown.count('rel="noopener noreferrer nofollow"') == 2
+    assert shown.count('target="_blank"') == 2
+    assert "↗ external: docs.example" in shown and "↗ external: auto.example" in shown
+    assert 'href="../secrets.md"' not in shown and "(../secrets.md)" in shown  # text, not a link
 
 
 def test_the_page_allows_no_inline_script(tmp_path: Path) -> None:
-    page = TestClient(create_app(Hub(enabled=True), token=None)).get("/")
+    page = client(Hub(enabled=True)).get("/")
     policy = page.headers["content-security-policy"]
     scripts = policy.split("script-src")[1].split(";")[0]
     assert scripts.strip() == "'self'"  # no inline script, no eval
     assert '<script src="/page.js"></script>' in page.text
-    script = TestClient(create_app(Hub(enabled=True), token=None)).get("/page.js").text
+    script = client(Hub(enabled=True)).get("/page.js").text
     # only the server-rendered documents go in as HTML; everything else is textContent
     assert "innerHTML" not in script.replace('$("doc").innerHTML', "")
+    assert "cookie" not in script.lower()
 
 
 def test_plain_flower_is_untouched_with_the_plugin_installed() -> None:
@@ -135,9 +158,9 @@ def test_plain_flower_is_untouched_with_the_plugin_installed() -> None:
     assert not HUB.enabled
     built = plugin.flower_human_channel(log_path=None, amend_path=None, max_asks=None, timeout_s=1)
     assert built is None
-    before = HUB.next_id
+    before = HUB.last
     plugin.flower_event(type("E", (), {"kind": "text", "payload": {}, "step": None, "at": 0.0})())
-    assert HUB.next_id == before  # nothing kept, nothing served
+    assert HUB.last == before  # nothing kept, nothing served
 
 
 def test_stopping_ends_open_streams_at_once_and_quietly(
@@ -146,48 +169,46 @@ def test_stopping_ends_open_streams_at_once_and_quietly(
     import http.client
     import time
 
-    from flower_plugin_web.server import serve
-
     hub = Hub(enabled=True)
-    running = serve("127.0.0.1", 0, token=None, hub=hub)
-    host, port = running.url.split("//")[1].split(":")
     ended = threading.Event()
+    with served(hub) as running:
+        host, port = running.url.split("//")[1].split(":")
 
-    def page() -> None:
-        conn = http.client.HTTPConnection(host, int(port))
-        conn.request("GET", "/events")
-        for _ in conn.getresponse():
-            pass
-        ended.set()
+        def page() -> None:
+            conn = http.client.HTTPConnection(host, int(port))
+            conn.request("GET", "/events", headers=WITH_TOKEN)
+            for _ in conn.getresponse():
+                pass
+            ended.set()
 
-    threading.Thread(target=page, daemon=True).start()
-    hub.publish("text", {"text": "hi"})
-    time.sleep(0.3)
-    started = time.monotonic()
-    running.stop()
-    assert time.monotonic() - started < 3 and not running.thread.is_alive()
-    assert ended.wait(3)  # the page saw its stream end, not a reset
+        threading.Thread(target=page, daemon=True).start()
+        hub.publish("text", {"text": "hi"})
+        time.sleep(0.3)
+        started = time.monotonic()
+        running.stop()
+        assert time.monotonic() - started < 3 and not running.thread.is_alive()
+        assert ended.wait(3)  # the page saw its stream end, not a reset
     assert "Exception" not in capfd.readouterr().err
 
 
 def test_past_steps_come_from_the_manifest(tmp_path: Path) -> None:
     hub, _, _ = hub_with_question(tmp_path)
-    client = TestClient(create_app(hub, token=None))
-    assert client.get("/runs").json() == []  # nothing has finished yet
+    page = client(hub, headers=WITH_TOKEN)
+    assert page.get("/runs").json() == []  # nothing has finished yet
     (tmp_path / "runs").mkdir()
     rows = [
         {"step": "确认需求", "ok": True, "cost_usd": 0.05, "run": "r1", "text": "long"},
         {"step": "干活", "ok": False, "cost_usd": 0.5, "run": "r2", "error": "stopped"},
     ]
     (tmp_path / "runs" / "manifest.json").write_text(json.dumps(rows), encoding="utf-8")
-    shown = client.get("/runs").json()
+    shown = page.get("/runs").json()
     assert [(r["step"], r["ok"], r["run"]) for r in shown] == [
         ("确认需求", True, "r1"),
         ("干活", False, "r2"),
     ]
     assert "text" not in shown[0] and shown[1]["error"] == "stopped"
     (tmp_path / "runs" / "manifest.json").write_text("{not json", encoding="utf-8")
-    assert client.get("/runs").json() == []
+    assert page.get("/runs").json() == []
 
 
 def test_flower_lists_the_plugin_with_its_hooks_and_its_command() -> None:
@@ -201,6 +222,7 @@ def test_flower_lists_the_plugin_with_its_hooks_and_its_command() -> None:
     assert row["hooks"] == ["flower_cli_commands", "flower_event", "flower_human_channel"]
     shown = CliRunner().invoke(main, ["web", "--help"])
     assert shown.exit_code == 0 and "--host" in shown.output and "--rounds" in shown.output
+    assert "--allow-host" in shown.output
 
 
 def test_a_port_in_use_is_one_line_and_exit_2(workspace: Path) -> None:
@@ -228,69 +250,65 @@ def test_a_port_in_use_is_one_line_and_exit_2(workspace: Path) -> None:
 
 @pytest.mark.parametrize(
     ("path", "body"),
-    [
-        ("/answer", {"id": "q1", "answer": "LF"}),
-        ("/inbox", {"text": "hi"}),
-        ("/aside", {"question": "?"}),
-    ],
+    [("/answer", {"answer": "LF"}), ("/inbox", {"text": "hi"}), ("/aside", {"question": "?"})],
 )
 def test_every_change_needs_the_pages_origin(
     tmp_path: Path, path: str, body: dict[str, str]
 ) -> None:
     hub, channel, _ = hub_with_question(tmp_path)
-    client = TestClient(create_app(hub, token=None))
-    refused = client.post(path, json=body, headers={"Origin": "http://evil.example"})
-    assert refused.status_code == 403 and refused.json() == {
-        "error": "cross-origin request refused"
-    }
+    body = {**body, "id": f"{hub.segment}-q1"}
+    page = client(hub, headers=WITH_TOKEN)
+    for origin in ("http://evil.example", "null", "http://testserver:8080", "https://testserver"):
+        refused = page.post(path, json=body, headers={"Origin": origin})
+        assert refused.status_code == 403, origin
+        assert refused.json() == {"ok": False, "error": "cross-origin request refused"}
+    assert page.post(path, json=body).status_code == 403  # no Origin nor Referer
     assert channel.pending() and not channel.mail  # nothing happened
     if path == "/aside":
         hub.where = None  # past the origin check it would start an oracle: refuse it after
-    via_referer = client.post(path, json=body, headers={"Referer": "http://testserver/"})
-    assert via_referer.status_code == (400 if path == "/aside" else 200)  # the Referer decides
+    via_referer = page.post(path, json=body, headers={"Referer": "http://testserver/"})
+    assert via_referer.status_code == (409 if path == "/aside" else 200)  # the Referer decides
 
 
 def test_bad_requests_get_a_clear_refusal_and_change_nothing(tmp_path: Path) -> None:
     hub, channel, asked = hub_with_question(tmp_path)
-    client = TestClient(create_app(hub, token=None))
+    page = client(hub, headers=OWN)
+    q1 = f"{hub.segment}-q1"
 
     def post(path: str, body: object) -> tuple[int, dict[str, object]]:
-        r = client.post(path, json=body, headers=ORIGIN)
+        r = page.post(path, json=body)
         return r.status_code, r.json()
 
     assert post("/answer", {"answer": "LF"}) == (404, {"ok": False, "error": "no such question"})
-    assert post("/answer", {"id": "q1", "answer": "  "}) == (
+    assert post("/answer", {"id": q1, "answer": "  "}) == (
         400, {"ok": False, "error": "an empty answer: use decline"}
     )  # fmt: skip
     assert post("/inbox", {"text": " "}) == (400, {"ok": False, "error": "nothing to send"})
     assert post("/aside", {"question": ""}) == (400, {"ok": False, "error": "ask something"})
-    assert post("/inbox", ["not", "an", "object"])[0] == 400
+    assert post("/inbox", ["not", "an", "object"]) == (
+        400, {"ok": False, "error": "send one JSON object of plain values"}
+    )  # fmt: skip
     assert channel.pending() and not channel.mail
-    assert post("/answer", {"id": "q1", "decline": True}) == (200, {"ok": True, "settled": False})
+    assert post("/answer", {"id": q1, "decline": True}) == (200, {"ok": True})
     asked.join(5)
     assert channel.asks[0].state == "declined"  # skip: the agent decides
     hub.channel = None
-    assert post("/answer", {"id": "q1", "answer": "LF"})[0] == 404
-    assert post("/inbox", {"text": "hi"})[0] == 400
+    assert post("/answer", {"id": q1, "answer": "LF"})[0] == 404
+    assert post("/inbox", {"text": "hi"}) == (
+        409,
+        {"ok": False, "error": "no run is listening yet"},
+    )
 
 
 def test_state_says_what_is_waiting_and_where_the_stream_is(tmp_path: Path) -> None:
     hub, _, _ = hub_with_question(tmp_path)
-    state = TestClient(create_app(hub, token=None)).get("/state").json()
+    state = client(hub, headers=WITH_TOKEN).get("/state").json()
     assert [a["question"] for a in state["pending"]] == ["LF or CRLF?"]
-    assert state["workspace"] == str(tmp_path) and state["last_id"] == hub.next_id - 1 >= 1
-    empty = TestClient(create_app(Hub(enabled=True), token=None)).get("/state").json()
-    assert empty == {"pending": [], "workspace": "", "last_id": 0}
-
-
-def test_a_garbled_last_event_id_replays_everything(tmp_path: Path) -> None:
-    hub = Hub(enabled=True)
-    hub.publish("text", {"text": "first"})
-    client = TestClient(create_app(hub, token=None))
-    for given in ("garbage", "-5"):
-        with client.stream("GET", "/events", headers={"Last-Event-ID": given}) as r:
-            line = next(raw for raw in r.iter_lines() if raw.startswith("data: "))
-        assert json.loads(line[len("data: ") :])["id"] == 1, given
+    assert state["workspace"] == str(tmp_path) and state["segment"] == hub.segment
+    assert state["last_id"] == f"{hub.segment}-{hub.last}" and hub.last >= 1
+    empty = Hub(enabled=True)
+    shown = client(empty, headers=WITH_TOKEN).get("/state").json()
+    assert shown == {"segment": empty.segment, "pending": [], "workspace": "", "last_id": ""}
 
 
 def test_documents_the_newest_handoff_and_an_unreadable_file(tmp_path: Path) -> None:
@@ -298,12 +316,13 @@ def test_documents_the_newest_handoff_and_an_unreadable_file(tmp_path: Path) -> 
 
     hub, _, _ = hub_with_question(tmp_path)
     notes = tmp_path / ".flower" / "notes"
-    client = TestClient(create_app(hub, token=None))
-    assert "no such document yet" in client.get("/doc/handoff").text
+    page = client(hub, headers=WITH_TOKEN)
+    assert "no such document yet" in page.get("/doc/handoff").text
     (notes / "交接-干活.md").write_text("# old", encoding="utf-8")
     (notes / "交接-复核.md").write_text("# newest", encoding="utf-8")
     os.utime(notes / "交接-干活.md", (1, 1))
-    assert "newest" in client.get("/doc/handoff").text
+    assert "newest" in page.get("/doc/handoff").text
     (notes / "判定记录.md").write_bytes(b"\xff\xfe")
-    assert "not readable yet" in client.get("/doc/ledger").text
-    assert "no such document" in client.get("/doc/secrets").text
+    assert "not readable yet" in page.get("/doc/ledger").text
+    missing = page.get("/doc/secrets")
+    assert missing.status_code == 404 and "no such document" in missing.text

@@ -53,16 +53,15 @@ def test_the_page_answers_in_the_terminals_run_and_ctrl_c_takes_both_down(
     )  # fmt: skip
     child.logfile_read = log
     try:
-        child.expect(r"open (http://127\.0\.0\.1:\d+)/")
-        url = child.match.group(1)
+        child.expect(r"open (http://127\.0\.0\.1:\d+)/#token=([\w-]+)")
+        url, token = child.match.group(1), child.match.group(2)
         child.expect(re.escape(W.QUESTION))  # the terminal shows the question
-        (pending,) = json.loads(urllib.request.urlopen(url + "/state", timeout=10).read())[
-            "pending"
-        ]
+        state = urllib.request.Request(url + "/state", headers={"X-Flower-Token": token})
+        (pending,) = json.loads(urllib.request.urlopen(state, timeout=10).read())["pending"]
         answer = urllib.request.Request(
             url + "/answer",
             data=json.dumps({"id": pending["id"], "answer": "LF"}).encode(),
-            headers={"Content-Type": "application/json", "Origin": url},
+            headers={"Content-Type": "application/json", "Origin": url, "X-Flower-Token": token},
             method="POST",
         )
         assert json.loads(urllib.request.urlopen(answer, timeout=10).read())["ok"] is True
@@ -72,12 +71,12 @@ def test_the_page_answers_in_the_terminals_run_and_ctrl_c_takes_both_down(
             child.expect([pexpect.TIMEOUT], timeout=0.2)
             wait -= 0.2
         child.send("\x03")  # Ctrl-C, as typed
-        child.expect("what should the agent hear")
+        child.expect("[Ww]hat should the agent hear")  # the pause prompt
         child.send("\x03")
         child.expect(pexpect.EOF, timeout=60)
     finally:
         child.close()
     assert child.exitstatus == 130, log.getvalue()[-3000:]
-    assert "Traceback" not in log.getvalue()
+    assert "Traceback" not in log.getvalue(), log.getvalue()[-4000:]
     (after,) = [r for r in scripted_model.requests_for("clarify") if r.turn == 1]
     assert "LF" in " ".join(after.tool_results().values())

@@ -1,26 +1,42 @@
 """The hub: what the page knows of the run, fed by flower's hooks, read by the server.
 
 flower's run lives in the main thread's event loop; the web server in a thread of its
-own. Everything between them goes through here, under one lock: the events (numbered,
-the last ``KEEP`` of them kept so a page that reconnects or reloads gets what it
-missed), the human channel (answers and inbox lines from the page call its thread-safe
-methods, so the page and the terminal answer alike and the first answer wins), and where
-the run's files are. Only ``flower web`` turns the hub on; with the plugin merely
-installed, plain ``flower`` runs exactly as before.
+own. Everything between them goes through here, under one lock: the events, the human
+channel (answers and inbox lines from the page call its thread-safe methods, so the
+page and the terminal answer alike and the first answer wins), and where the run's
+files are. Only ``flower web`` turns the hub on; with the plugin merely installed,
+plain ``flower`` runs exactly as before.
+
+Two things keep the run safe from its pages:
+
+- The events live in one ring of the last ``KEEP``; a page is only a cursor into it.
+  Publishing costs the run the same with one page or a hundred (one wake-up call per
+  burst, whatever the number of pages), and a page that stops reading holds nothing:
+  once it falls a whole ring behind, its stream is ended and, when it comes back, it
+  gets a fresh copy of the ring instead of an unbounded backlog.
+- Every id the page sees carries this process's *segment*, a random tag drawn at
+  start: event ``3fa9c2e1-17``, question ``3fa9c2e1-q1``. flower's own ids restart at
+  ``q1`` in every process, so a tab left open across two runs would otherwise answer
+  the new run's ``q1`` with a click meant for the old one; the hub translates between
+  the two kinds of ids, so flower's core keeps its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import threading
 import time
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 #: Events kept for pages that connect late or reconnect.
 KEEP = 5000
+#: At most this many events go out in one write to a page.
+BATCH = 1000
+#: Event kinds whose payload carries a human-channel id (``q1``, ``m1``).
+WITH_IDS = ("ask", "mail")
 
 
 @dataclass
@@ -32,102 +48,200 @@ class Where:
     workbench: Path
 
 
+@dataclass(slots=True)
+class Item:
+    """One event as kept: its number in this process, and its bytes on the wire once a
+    page has needed them (serialised once, whatever the number of pages)."""
+
+    n: int
+    kind: str
+    step: str | None
+    at: float
+    payload: Any
+    wire: bytes | None = None
+
+
+class Lagged(Exception):
+    """A page fell a whole ring behind: its stream ends, it reconnects for a fresh copy."""
+
+
 class Listener:
-    """One connected page: the events not yet sent to it, and a way to wake it.
+    """One connected page: how far it has read, and how to wake it (on its own loop)."""
 
-    Waking a page in another thread's loop costs a system call; a run emits events in
-    bursts (a tool call, its result, the text after it), so a wake is only scheduled
-    when none is pending, and the page takes everything queued when it wakes.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, cursor: int) -> None:
         self.loop = loop
-        self.items: deque[dict[str, Any]] = deque()
+        self.cursor = cursor
         self.ready = asyncio.Event()
-        self.scheduled = False
-        self.closed = False  # the server is stopping: the stream ends
-
-    def _wake(self) -> None:
-        self.scheduled = False
-        self.ready.set()
-
-    async def take(self, timeout: float) -> list[dict[str, Any]] | None:
-        """What arrived since the last call (``[]`` after ``timeout`` seconds of quiet,
-        ``None`` once the hub is closing)."""
-        try:
-            await asyncio.wait_for(self.ready.wait(), timeout)
-        except TimeoutError:
-            return []
-        if self.closed:
-            return None
-        self.ready.clear()
-        taken = []
-        while self.items:
-            taken.append(self.items.popleft())
-        return taken
+        self.closed = False  # the server is stopping, or the page went away
 
 
-@dataclass
 class Hub:
-    enabled: bool = False
-    where: Where | None = None
-    channel: Any = None
-    events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=KEEP))
-    next_id: int = 1
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _listeners: list[Listener] = field(default_factory=list)
+    """The run's events, human channel and files, as the page's server sees them."""
+
+    def __init__(self, enabled: bool = False, *, keep: int = KEEP) -> None:
+        self.enabled = enabled
+        self.where: Where | None = None
+        self.channel: Any = None
+        #: This process's tag in every id the page sees (8 hex digits).
+        self.segment = secrets.token_hex(4)
+        self.keep = keep
+        self.last = 0  # the number of the newest event (0: none yet)
+        self._ring: list[Item | None] = [None] * keep
+        self._lock = threading.Lock()
+        self._listeners: list[Listener] = []
+        self._loops: dict[asyncio.AbstractEventLoop, int] = {}  # listeners per loop
+        self._waking: set[asyncio.AbstractEventLoop] = set()
+
+    # --- ids as the page sees them --------------------------------------------------------
+
+    def outside(self, local: str | int) -> str:
+        """The page's form of an event number or a channel id: ``<segment>-<id>``."""
+        return f"{self.segment}-{local}"
+
+    def inside(self, page_id: str) -> tuple[str, str] | None:
+        """``(segment, local id)`` of a page's id, or ``None`` when it is no such id."""
+        segment, dash, local = str(page_id).partition("-")
+        if not dash or not local or len(segment) != 8:
+            return None
+        return segment, local
+
+    # --- the run's side ---------------------------------------------------------------------
 
     def publish(self, kind: str, payload: Any, step: str | None = None, at: float = 0.0) -> None:
-        """Number an event, keep it, hand it to every connected page; from any thread."""
-        item = {"id": 0, "kind": kind, "step": step, "at": at or time.time(), "payload": payload}
-        wake = []
+        """Number an event and keep it; wake the pages' loops (one call per loop and
+        burst, never one per page). From any thread."""
+        item = Item(0, kind, step, at or time.time(), payload)
         with self._lock:
-            item["id"] = self.next_id
-            self.next_id += 1
-            self.events.append(item)
-            for listener in self._listeners:
-                listener.items.append(item)
-                if not listener.scheduled:
-                    listener.scheduled = True
-                    wake.append(listener)
-        for listener in wake:
+            self.last += 1
+            item.n = self.last
+            self._ring[item.n % self.keep] = item
+            if not self._loops:
+                return
+            loops = [loop for loop in self._loops if loop not in self._waking]
+            self._waking.update(loops)
+        for loop in loops:
             try:
-                listener.loop.call_soon_threadsafe(listener._wake)
-            except RuntimeError:  # that page's loop is gone
-                self.unlisten(listener)
+                loop.call_soon_threadsafe(self._fan_out, loop)
+            except RuntimeError:  # that loop is gone: so are its pages
+                self._forget_loop(loop)
 
-    def listen(self, after: int) -> tuple[list[dict[str, Any]], Listener]:
-        """The kept events after id ``after`` and a listener for the ones to come, taken
-        together under the lock (no event is missed or sent twice between the two)."""
-        listener = Listener(asyncio.get_running_loop())
+    def _fan_out(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On a server loop: wake its pages; each takes what it has not read yet."""
         with self._lock:
-            missed = [e for e in self.events if e["id"] > after]
+            self._waking.discard(loop)
+            mine = [one for one in self._listeners if one.loop is loop]
+        for listener in mine:
+            listener.ready.set()
+
+    def _forget_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            self._listeners = [one for one in self._listeners if one.loop is not loop]
+            self._loops.pop(loop, None)
+            self._waking.discard(loop)
+
+    # --- the pages' side --------------------------------------------------------------------
+
+    @property
+    def first(self) -> int:
+        """The number of the oldest event still kept."""
+        return max(1, self.last - self.keep + 1)
+
+    def listen(self, after: int) -> tuple[list[Item], Listener, bool]:
+        """The kept events after number ``after``, a listener for the ones to come, and
+        whether that continues the page's copy (``False``: ``after`` is from the future
+        or older than the ring, so the page must start over from what is sent). Taken
+        together under the lock: nothing is missed or sent twice between them."""
+        listener = Listener(asyncio.get_running_loop(), 0)
+        with self._lock:
+            continued = self.first - 1 <= after <= self.last
+            listener.cursor = after if continued else self.first - 1
+            items = self._since(listener)
             self._listeners.append(listener)
-        return missed, listener
+            self._loops[listener.loop] = self._loops.get(listener.loop, 0) + 1
+        return items, listener, continued
+
+    def pages(self) -> int:
+        """How many pages are connected now."""
+        with self._lock:
+            return len(self._listeners)
+
+    async def wait(self, listener: Listener, timeout: float) -> list[Item] | None:
+        """What arrived for ``listener`` (``[]`` after ``timeout`` seconds of quiet),
+        ``None`` once it is closed. Raises :class:`Lagged` if it fell a ring behind."""
+        while True:
+            try:
+                async with asyncio.timeout(timeout):
+                    await listener.ready.wait()
+            except TimeoutError:
+                return [] if not listener.closed else None
+            listener.ready.clear()
+            if listener.closed:
+                return None
+            with self._lock:
+                items = self._since(listener)
+            if items:
+                return items
+            # woken for events an earlier take already carried: wait again
+
+    def _since(self, listener: Listener) -> list[Item]:
+        """The events after the listener's cursor, at most ``BATCH`` (caller holds the lock)."""
+        if listener.cursor < self.first - 1:
+            raise Lagged
+        end = min(self.last, listener.cursor + BATCH)
+        ring, keep = self._ring, self.keep
+        items = [ring[n % keep] for n in range(listener.cursor + 1, end + 1)]
+        listener.cursor = end
+        if end < self.last:  # more to take: come back at once
+            listener.ready.set()
+        return items  # type: ignore[return-value]
+
+    def unlisten(self, listener: Listener) -> None:
+        with self._lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+                left = self._loops.get(listener.loop, 1) - 1
+                if left:
+                    self._loops[listener.loop] = left
+                else:
+                    self._loops.pop(listener.loop, None)
+        listener.closed = True
 
     def close(self) -> None:
         """End every page's stream (the server is stopping); from any thread."""
         with self._lock:
             listeners, self._listeners = self._listeners, []
+            self._loops.clear()
         for listener in listeners:
             listener.closed = True
             try:
-                listener.loop.call_soon_threadsafe(listener._wake)
+                listener.loop.call_soon_threadsafe(listener.ready.set)
             except RuntimeError:  # that loop is gone already
                 pass
 
-    def unlisten(self, listener: Listener) -> None:
-        with self._lock:
-            self._listeners = [one for one in self._listeners if one is not listener]
+    # --- what the page reads --------------------------------------------------------------
+
+    def wire(self, item: Item) -> dict[str, Any]:
+        """An event as the page sees it: ids with this process's segment."""
+        payload = item.payload
+        if item.kind in WITH_IDS and isinstance(payload, dict) and "id" in payload:
+            payload = {**payload, "id": self.outside(payload["id"])}
+        return {
+            "id": self.outside(item.n),
+            "kind": item.kind,
+            "step": item.step,
+            "at": item.at,
+            "payload": payload,
+        }
 
     def pending(self) -> list[Any]:
         """The questions waiting for an answer now."""
         pending = getattr(self.channel, "pending", None)
         return list(pending()) if callable(pending) else []
 
-    def recent(self, limit: int = 60) -> list[dict[str, Any]]:
+    def recent(self, limit: int = 60) -> list[Item]:
         with self._lock:
-            return list(self.events)[-limit:]
+            start = max(self.first, self.last - limit + 1)
+            return [self._ring[n % self.keep] for n in range(start, self.last + 1)]  # type: ignore[misc]
 
 
 #: The one hub of this process: the hooks and the server meet here.

@@ -1,12 +1,12 @@
 """The page's server: Starlette on uvicorn, in a thread of its own beside the run.
 
-Routes:
+Routes (every one behind ``guard.py``: the ``Host``, the token, the origin):
 
 ====================  =====================================================================
-``GET /``             the page (server-rendered; ``/page.js`` keeps it live)
-``GET /events``       server-sent events, each ``id: N``; a reconnect (``Last-Event-ID``)
-                      or ``?after=N`` first gets what it missed from the hub's memory
-``GET /state``        what the page shows at load: pending questions, where the files are
+``GET /``             the page's shell (static: no data of the run, no token needed)
+``GET /page.js``      its script
+``GET /events``       server-sent events (``stream.py``); ``Last-Event-ID`` resumes
+``GET /state``        what the page shows at load: the run's segment, pending questions
 ``GET /doc/{name}``   ``brief``, ``goal``, ``handoff``, ``ledger`` rendered from Markdown
 ``GET /runs``         past steps and runs from ``manifest.json``
 ``POST /answer``      ``{"id", "answer"}`` or ``{"id", "decline": true}``
@@ -14,182 +14,165 @@ Routes:
 ``POST /aside``       ``{"question"}``: a side question; the answer comes as an ``aside`` event
 ====================  =====================================================================
 
-Safety: with a token (any non-loopback bind) every request must carry it: ``?token=`` on
-the first visit, which sets a ``SameSite=Strict`` HttpOnly cookie, or the
-``X-Flower-Token`` header; compared in constant time. Every POST must also come from the
-page's own origin (``Origin``, else ``Referer``), so another site open in the same
-browser cannot answer for you. Nothing from the model or tools is ever executed: the
-server escapes what it renders and the page only ever sets ``textContent``.
+Ids on the page carry the process's segment (``hub.py``): an answer to another run's
+question is refused (409), never applied to this run's question of the same number;
+an unknown id is 404, not "settled". Every body is bounded (``limits.py``); documents
+are read and rendered in a thread (``docs.py``, ``render.py``); connections are
+budgeted so the page can never cost the run its descriptors (``gate.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
-import json
+import html
+import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from flower_plugin_web.docs import FILES, read_document, read_file
+from flower_plugin_web.gate import (
+    BACKLOG,
+    Gate,
+    Hush,
+    budget_for,
+    listening,
+    protocol_for,
+    quiet_loop,
+)
+from flower_plugin_web.guard import Guard, Guarded, wildcard
 from flower_plugin_web.hub import HUB, Hub
-from flower_plugin_web.page import SCRIPT, page_html, render_markdown
+from flower_plugin_web.limits import Bucket, Limits, Refused, Slots, read_json, text_field
+from flower_plugin_web.page import PAGE, SCRIPT
+from flower_plugin_web.render import render_markdown
+from flower_plugin_web.stream import EventStream, where_from
 
-COOKIE = "flower_token"
-NO_TOKEN = "this page needs its token: open the URL flower web printed"
-#: Seconds between keep-alive comments on an idle stream.
-PING = 15.0
+MANIFEST_BYTES = 4 * 1024 * 1024
+NO_QUESTION = "no such question"
+OTHER_RUN = "this question is from another run (the page is stale): reload the page"
 
 
-def create_app(hub: Hub = HUB, *, token: str | None = None) -> Starlette:
-    """The ASGI app over ``hub``; ``token`` (``None``: loopback, no token) guards it."""
+def create_app(
+    hub: Hub = HUB, *, guard: Guard, limits: Limits | None = None, gate: Gate | None = None
+) -> Any:
+    """The ASGI app over ``hub``, behind ``guard``; ``gate`` (when served by
+    :func:`serve`) is told which connections showed the token."""
+    limits = limits or Limits()
+    posts = Bucket(limits.posts_burst, limits.posts_per_second)
+    slots = Slots(limits.asides)
+    asking: set[asyncio.Task[None]] = set()
+    # Documents are read and rendered in threads of their own, two at a time: a large
+    # one never blocks the loop, nor the threads the other routes use.
+    renders = ThreadPoolExecutor(max_workers=2, thread_name_prefix="flower-web-doc")
 
-    asking: set[asyncio.Future[None]] = set()
-
-    def authorised(request: Request) -> bool:
-        """Any one of the header, the cookie and ``?token=`` matching will do: the cookie
-        of an earlier ``flower web`` on the same port must not shadow a fresh URL."""
-        if token is None:
-            return True
-        offered = (
-            request.headers.get("x-flower-token"),
-            request.cookies.get(COOKIE),
-            request.query_params.get("token"),
-        )
-        return any(hmac.compare_digest(one.encode(), token.encode()) for one in offered if one)
-
-    def same_origin(request: Request) -> bool:
-        source = request.headers.get("origin") or request.headers.get("referer") or ""
-        if not source:
-            return False
-        seen = urlsplit(source)
-        return f"{seen.scheme}://{seen.netloc}" == f"{request.url.scheme}://{request.url.netloc}"
-
-    def refuse(request: Request, *, changes: bool) -> Response | None:
-        if not authorised(request):
-            return JSONResponse({"error": NO_TOKEN}, 401)
-        if changes and not same_origin(request):
-            return JSONResponse({"error": "cross-origin request refused"}, 403)
-        return None
+    def changing() -> None:
+        if not posts.take():
+            raise Refused(429, "too many changes at once: wait a moment and try again")
 
     async def index(request: Request) -> Response:
-        if (refused := refuse(request, changes=False)) is not None:
-            return refused
-        response = HTMLResponse(page_html(hub))
-        response.headers["Content-Security-Policy"] = (
-            "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline';"
-            " img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'"
-        )
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        if token is not None and request.query_params.get("token"):
-            response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
-        return response
+        return HTMLResponse(PAGE)
 
     async def script(request: Request) -> Response:
-        if (refused := refuse(request, changes=False)) is not None:
-            return refused
         return Response(SCRIPT, media_type="text/javascript; charset=utf-8")
 
-    async def events(request: Request) -> Response:
-        if (refused := refuse(request, changes=False)) is not None:
-            return refused
-        after = _int(request.headers.get("last-event-id") or request.query_params.get("after"))
-        missed, listener = hub.listen(after)
-
-        async def stream() -> Any:
-            try:
-                if missed:
-                    yield "".join(_sse(item) for item in missed)
-                while (arrived := await listener.take(PING)) is not None:
-                    yield "".join(_sse(item) for item in arrived) if arrived else ": ping\n\n"
-            finally:
-                hub.unlisten(listener)
-
-        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
-        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+    async def events(request: Request) -> Any:
+        if hub.pages() >= limits.streams:
+            raise Refused(503, f"{limits.streams} pages already follow this run: close one")
+        given = request.headers.get("last-event-id") or request.query_params.get("after")
+        after, ours = where_from(hub, given)
+        drop = gate.abort if gate is not None else None
+        return EventStream(hub, after, ours, write_seconds=limits.write_seconds, drop=drop)
 
     async def state(request: Request) -> Response:
-        if (refused := refuse(request, changes=False)) is not None:
-            return refused
         where = hub.where
+        pending = [{**a.payload(), "id": hub.outside(a.id)} for a in hub.pending()]
         return JSONResponse(
             {
-                "pending": [a.payload() for a in hub.pending()],
+                "segment": hub.segment,
+                "pending": pending,
                 "workspace": str(where.workspace) if where else "",
-                "last_id": hub.next_id - 1,
+                "last_id": hub.outside(hub.last) if hub.last else "",
             }
         )
 
     async def doc(request: Request) -> Response:
-        if (refused := refuse(request, changes=False)) is not None:
-            return refused
-        path = _document(hub, request.path_params["name"])
-        if path is None:
-            return HTMLResponse("<p>(no such document yet)</p>")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return HTMLResponse("<p>(not readable yet)</p>")
-        return HTMLResponse(render_markdown(text))
+        name = request.path_params["name"]
+        if name not in FILES and name != "handoff":
+            return HTMLResponse('<p class="dim">(no such document)</p>', 404)
+        if hub.where is None:
+            return HTMLResponse('<p class="dim">(no such document yet)</p>')
+        workbench = hub.where.workbench
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(renders, _document, workbench, name, limits.doc_bytes)
 
     async def runs(request: Request) -> Response:
-        if (refused := refuse(request, changes=False)) is not None:
-            return refused
         rows: list[dict[str, Any]] = []
         if hub.where is not None:
-            try:
-                raw = json.loads((hub.where.run_dir / "manifest.json").read_text(encoding="utf-8"))
-                rows = [r for r in raw if isinstance(r, dict)] if isinstance(raw, list) else []
-            except (OSError, ValueError):
-                rows = []
+            path = hub.where.run_dir / "manifest.json"
+            rows = await asyncio.to_thread(_manifest, path)
         keep = ("step", "ok", "cost_usd", "started_at", "duration_s", "run", "error")
         return JSONResponse([{k: row.get(k) for k in keep} for row in rows])
 
     async def answer(request: Request) -> Response:
-        if (refused := refuse(request, changes=True)) is not None:
-            return refused
-        body = await _json(request)
-        channel, ask_id = hub.channel, str(body.get("id") or "")
-        if channel is None or not ask_id:
-            return JSONResponse({"ok": False, "error": "no such question"}, 404)
-        if body.get("decline"):
-            done = channel.decline(ask_id)
+        changing()
+        body = await read_json(request, limits)
+        channel, local = hub.channel, _local_id(hub, body.get("id"))
+        known = {a.id: a for a in list(getattr(channel, "asks", []))}
+        if channel is None or local not in known:
+            raise Refused(404, NO_QUESTION)
+        if body.get("decline") is True:
+            done = channel.decline(local)
         else:
-            text = str(body.get("answer") or "").strip()
+            text = text_field(body, "answer", limits.line, "the answer")
             if not text:
-                return JSONResponse({"ok": False, "error": "an empty answer: use decline"}, 400)
-            done = channel.answer(ask_id, text)
-        return JSONResponse({"ok": bool(done), "settled": not done})
+                raise Refused(400, "an empty answer: use decline")
+            done = channel.answer(local, text)
+        if done:
+            return JSONResponse({"ok": True})
+        state = known[local].state
+        error = f"this question is settled already ({state}): the first answer counts"
+        return JSONResponse({"ok": False, "settled": True, "error": error}, 409)
 
     async def inbox(request: Request) -> Response:
-        if (refused := refuse(request, changes=True)) is not None:
-            return refused
-        text = str((await _json(request)).get("text") or "").strip()
-        if hub.channel is None or not text:
-            return JSONResponse({"ok": False, "error": "nothing to send"}, 400)
-        mail = hub.channel.send(text)
+        changing()
+        text = text_field(await read_json(request, limits), "text", limits.line, "the line")
+        if not text:
+            raise Refused(400, "nothing to send")
+        if hub.channel is None:
+            raise Refused(409, "no run is listening yet")
+        mail = await asyncio.to_thread(hub.channel.send, text)  # it writes the brief
         return JSONResponse({"ok": mail is not None})
 
     async def aside(request: Request) -> Response:
-        if (refused := refuse(request, changes=True)) is not None:
-            return refused
-        question = str((await _json(request)).get("question") or "").strip()
-        if not question or hub.where is None:
-            return JSONResponse({"ok": False, "error": "ask something"}, 400)
+        changing()
+        body = await read_json(request, limits)
+        question = text_field(body, "question", limits.question, "the side question")
+        if not question:
+            raise Refused(400, "ask something")
+        if hub.where is None:
+            raise Refused(409, "no run yet")
+        page = request.headers.get("x-flower-page", "")[:64] or "api"
+        slots.claim(page)
         task = asyncio.ensure_future(_ask_aside(hub, question))
         asking.add(task)  # held until done: a task nobody references may be collected
         task.add_done_callback(asking.discard)
+        task.add_done_callback(lambda _: slots.release(page))
         return JSONResponse({"ok": True})
 
-    return Starlette(
+    async def refused(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, Refused)
+        return JSONResponse({"ok": False, "error": exc.message}, exc.status)
+
+    app = Starlette(
         routes=[
             Route("/", index),
             Route("/page.js", script),
@@ -200,59 +183,68 @@ def create_app(hub: Hub = HUB, *, token: str | None = None) -> Starlette:
             Route("/answer", answer, methods=["POST"]),
             Route("/inbox", inbox, methods=["POST"]),
             Route("/aside", aside, methods=["POST"]),
-        ]
+        ],
+        exception_handlers={Refused: refused},
     )
+    return Guarded(app, guard, trust=gate.trust if gate is not None else None)
+
+
+def _local_id(hub: Hub, page_id: Any) -> str:
+    """The channel's own id for a page's question id; 409 when it is another run's."""
+    parsed = hub.inside(page_id) if isinstance(page_id, str) else None
+    if parsed is None:
+        raise Refused(404, NO_QUESTION)
+    segment, local = parsed
+    if segment != hub.segment:
+        raise Refused(409, OTHER_RUN)
+    return local
+
+
+def _document(workbench: Path, name: str, limit: int) -> Response:
+    """Read and render, in a worker thread."""
+    read = read_document(workbench, name, limit)
+    if read.text is None:
+        status = 403 if read.refused else 200
+        return HTMLResponse(f'<p class="dim">({html.escape(read.note)})</p>', status)
+    shown = render_markdown(read.text)
+    if read.cut:
+        mb = 1024 * 1024
+        note = f"(showing the first {limit / mb:.0f} MB of {read.size / mb:.1f} MB)"
+        shown = f'<p class="dim">{note}</p>' + shown
+    return HTMLResponse(shown)
+
+
+def _manifest(path: Path) -> list[dict[str, Any]]:
+    read = read_file(path, MANIFEST_BYTES)
+    if read.text is None or read.cut:
+        return []
+    try:
+        raw = orjson.loads(read.text)
+    except orjson.JSONDecodeError:
+        return []
+    return [r for r in raw if isinstance(r, dict)] if isinstance(raw, list) else []
 
 
 async def _ask_aside(hub: Hub, question: str) -> None:
+    """Ask the read-only oracle; its answer (or why there is none) comes as an event."""
     from flower.commands.aside import ask_oracle
     from flower.core.events import Event
 
     where = hub.where
     assert where is not None
     hub.publish("aside", {"question": question, "answer": None}, None)
-    recent = [Event(e["kind"], e["payload"] or {}, e["step"], e["at"]) for e in hub.recent()]
-    said = await ask_oracle(
-        question,
-        workspace=where.workspace,
-        run_dir=where.run_dir / "aside",
-        workbench=None,
-        recent=recent,
-    )
+    recent = [Event(e.kind, e.payload or {}, e.step, e.at) for e in hub.recent()]
+    try:
+        said = await ask_oracle(
+            question,
+            workspace=where.workspace,
+            run_dir=where.run_dir / "aside",
+            workbench=None,
+            recent=recent,
+        )
+    except Exception as exc:  # never an unretrieved task error on the run's terminal
+        said = f"could not answer: {type(exc).__name__}: {exc}"
     hub.publish("aside", {"question": question, "answer": said}, None)
-
-
-def _document(hub: Hub, name: str) -> Path | None:
-    if hub.where is None:
-        return None
-    notes = hub.where.workbench / "notes"
-    if name == "handoff":
-        found = sorted(notes.glob("交接-*.md"), key=lambda p: p.stat().st_mtime)
-        return found[-1] if found else None
-    files = {"brief": "需求.md", "goal": "目标.md", "ledger": "判定记录.md"}
-    return notes / files[name] if name in files else None
-
-
-def _sse(item: dict[str, Any]) -> str:
-    """One event on the wire. orjson (flower's own JSON encoder) keeps the page's share
-    of a burst of events small; a value JSON has no form for is sent as its ``str``."""
-    data = orjson.dumps(item, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
-    return f"id: {item['id']}\nevent: flower\ndata: {data}\n\n"
-
-
-def _int(value: str | None) -> int:
-    try:
-        return max(0, int(value or 0))
-    except ValueError:
-        return 0
-
-
-async def _json(request: Request) -> dict[str, Any]:
-    try:
-        body = await request.json()
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 @dataclass
@@ -263,44 +255,68 @@ class Running:
     server: Any
     thread: threading.Thread
     hub: Hub
+    gate: Gate
+    guard: Guard
 
-    def stop(self) -> None:
+    def stop(self, *, wait: bool = True) -> None:
         """End the open pages' streams (they never end on their own), then the server;
-        the run that ended does not wait for a browser tab."""
+        the run that ended does not wait for a browser tab. ``wait=False``: only tell
+        the server's thread (a daemon) to stop, for a process about to end anyway."""
         self.hub.close()
         self.server.should_exit = True
-        self.thread.join(5)
+        if wait:
+            self.thread.join(5)
 
 
-def serve(host: str, port: int, *, token: str | None, hub: Hub = HUB) -> Running:
+def serve(
+    host: str,
+    port: int,
+    *,
+    token: str,
+    hub: Hub = HUB,
+    limits: Limits | None = None,
+    allow: tuple[str, ...] = (),
+) -> Running:
     """Start the page in a daemon thread; returns once it listens (``OSError`` if it cannot)."""
-    import socket
-
     import uvicorn
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError:
-        sock.close()
-        raise
+    limits = limits or Limits()
+    gate = Gate(budget_for(limits.connections))
+    sock = listening(host, port, gate)
     bound = sock.getsockname()[1]
+    guard = Guard.bound(host, bound, token, extra=allow)
     config = uvicorn.Config(
-        create_app(hub, token=token),
+        create_app(hub, guard=guard, limits=limits, gate=gate),
+        http=protocol_for(gate),
+        ws="none",
         log_level="warning",
         lifespan="off",
         access_log=False,
+        proxy_headers=False,  # scope["client"] is the real peer: the gate keys on it
+        server_header=False,
+        backlog=BACKLOG,
+        timeout_keep_alive=5,
         timeout_graceful_shutdown=1,
+        h11_max_incomplete_event_size=16 * 1024,
     )
+    hush = Hush()
+    logging.getLogger("uvicorn.error").addFilter(hush)
     server = uvicorn.Server(config)
-    thread = threading.Thread(
-        target=lambda: asyncio.run(server.serve(sockets=[sock])), name="flower-web", daemon=True
-    )
+
+    async def run() -> None:
+        quiet_loop(asyncio.get_running_loop(), hush)
+        await server.serve(sockets=[sock])
+
+    thread = threading.Thread(target=lambda: asyncio.run(run()), name="flower-web", daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.01)
-    shown = socket.gethostname() if host in ("0.0.0.0", "::", "") else host
-    return Running(url=f"http://{shown}:{bound}", server=server, thread=thread, hub=hub)
+    import socket
+
+    shown = socket.gethostname() if wildcard(host) else host
+    if ":" in shown and not shown.startswith("["):
+        shown = f"[{shown}]"
+    return Running(
+        url=f"http://{shown}:{bound}", server=server, thread=thread, hub=hub, gate=gate, guard=guard
+    )

@@ -2,12 +2,55 @@
 const $ = (id) => document.getElementById(id);
 const el = (tag, text, cls) => { const n = document.createElement(tag);
   if (text !== undefined) n.textContent = String(text); if (cls) n.className = cls; return n; };
-let cost = 0, timer = null, place = "";
+let cost = 0, timer = null, place = "", segment = "", lastId = "", shown = false;
+
+// The token comes once, in the URL's fragment (never sent to any server), and is kept in
+// this origin's storage (scheme, host and port: another flower web on another port has
+// its own). It goes out as a header, which no other site can make the browser send.
+const KEY = "flower-token";
+function takeToken() {
+  const found = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (found) {
+    localStorage.setItem(KEY, decodeURIComponent(found[1]));
+    history.replaceState(null, "", location.pathname + location.search);  // out of the address bar
+  }
+  return localStorage.getItem(KEY) || "";
+}
+const token = takeToken();
+// A new URL pasted into this tab only changes the fragment: take its token, start over.
+window.addEventListener("hashchange", () => { if (/token=/.test(location.hash)) { takeToken(); location.reload(); } });
+const pageId = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join("");
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+// Every refusal is one line here, never swallowed.
+function notice(text) { const n = $("notice"); n.textContent = text; n.hidden = false; }
+$("notice").onclick = () => { $("notice").hidden = true; };
+function locked() {
+  notice(token ? "this page's token does not open the run on this port (a newer run?): open the URL flower web printed"
+               : "this page needs its token: open the URL flower web printed (…/#token=…)");
+  $("link").textContent = "locked";
+}
+
+async function call(path, init) {
+  init = Object.assign({cache: "no-store"}, init || {});
+  init.headers = Object.assign({"X-Flower-Token": token, "X-Flower-Page": pageId}, init.headers || {});
+  let r;
+  try { r = await fetch(path, init); } catch (e) {
+    notice("the page's server did not answer " + path + " (is the run still going?)"); return null; }
+  if (r.status === 401) locked();
+  return r;
+}
 
 async function post(path, body) {
-  const r = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json"},
-                               body: JSON.stringify(body)});
-  return r.json().catch(() => ({ok: false}));
+  const r = await call(path, {method: "POST", headers: {"Content-Type": "application/json"},
+                              body: JSON.stringify(body)});
+  if (!r) return {ok: false};
+  const d = await r.json().catch(() => ({}));
+  if (!r.ok || d.ok !== true) {
+    if (r.status !== 401) notice(d.error || (path + " was refused (HTTP " + r.status + ")"));
+    return Object.assign({}, d, {ok: false});
+  }
+  return d;
 }
 
 function gist(p) {
@@ -82,24 +125,85 @@ const on = {
     a.append(el("div", "? " + e.payload.question, "dim"), el("div", e.payload.answer)); $("asides").append(a); },
 };
 
-function connect() {
-  const src = new EventSource("/events");
-  src.addEventListener("flower", (m) => { const e = JSON.parse(m.data);
-    if ($("e" + e.id)) return; line(e); if (on[e.kind]) on[e.kind](e); });
-  src.onopen = () => { $("link").textContent = "live"; };
-  src.onerror = () => { $("link").textContent = "reconnecting"; };
+function clearViews() {
+  $("stream").textContent = ""; $("steps").textContent = ""; $("asides").textContent = "";
+  $("asks").querySelectorAll(".ask").forEach((n) => n.remove()); $("noasks").hidden = false;
+  cost = 0; $("cost").textContent = "$0.0000";
+}
+
+function hello(d) {
+  if (segment && d.segment !== segment) { location.reload(); return; }  // another run: start over
+  segment = d.segment;
+  if (d.reset && shown) clearViews();  // what follows is a fresh copy, not the rest of ours
+}
+
+function message(block) {
+  let kind = "message", data = "", id = "";
+  for (const raw of block.split("\n")) {
+    if (!raw || raw.startsWith(":")) continue;
+    const at = raw.indexOf(":"), field = at < 0 ? raw : raw.slice(0, at);
+    let value = at < 0 ? "" : raw.slice(at + 1); if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "event") kind = value; else if (field === "id") id = value;
+    else if (field === "data") data += (data ? "\n" : "") + value;
+  }
+  if (kind === "run") { hello(JSON.parse(data)); return; }
+  if (kind !== "flower") return;
+  const e = JSON.parse(data); lastId = id || e.id; shown = true;
+  if ($("e" + e.id)) return;
+  line(e); if (on[e.kind]) on[e.kind](e);
+}
+
+// Server-sent events read with fetch (EventSource cannot send the token's header);
+// reconnects with Last-Event-ID, as EventSource would.
+async function follow() {
+  for (;;) {
+    const r = await call("/events", {headers: lastId ? {"Last-Event-ID": lastId} : {}});
+    if (r && r.status === 401) return;
+    if (r && r.ok && r.body) {
+      $("link").textContent = "live";
+      try {
+        const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buf = "";
+        for (;;) {
+          const {value, done} = await reader.read(); if (done) break;
+          buf += value; let cut;
+          while ((cut = buf.indexOf("\n\n")) >= 0) { message(buf.slice(0, cut)); buf = buf.slice(cut + 2); }
+        }
+      } catch (e) { /* the connection dropped: reconnect below */ }
+    } else if (r) {
+      const d = await r.json().catch(() => ({}));
+      notice(d.error || "the live stream was refused (HTTP " + r.status + ")");
+    }
+    $("link").textContent = "reconnecting";
+    await sleep(r && r.status === 503 ? 10000 : 2000);
+  }
+}
+
+async function start() {
+  const r = await call("/state");
+  if (!r || !r.ok) return;
+  const s = await r.json();
+  segment = s.segment;
+  if (s.workspace) { $("workspace").textContent = s.workspace; document.title = "flower · " + s.workspace; }
+  s.pending.forEach(showAsk);
+  follow();
 }
 
 $("inbox").onsubmit = async (ev) => { ev.preventDefault(); const t = ev.target.text;
   if (t.value.trim()) { const r = await post("/inbox", {text: t.value}); if (r.ok) t.value = ""; } };
 $("aside").onsubmit = async (ev) => { ev.preventDefault(); const q = ev.target.question;
   if (q.value.trim()) { const r = await post("/aside", {question: q.value}); if (r.ok) q.value = ""; } };
+// Documents are rendered by the server, inert: raw HTML as text, no image loads, links
+// to the web marked external (render.py).
 document.querySelectorAll("[data-doc]").forEach((b) => b.onclick = async () => {
-  const r = await fetch("/doc/" + b.dataset.doc); $("doc").innerHTML = await r.text(); });
-$("runs").onclick = async () => { const rows = await (await fetch("/runs")).json();
+  const r = await call("/doc/" + b.dataset.doc);
+  if (!r || r.status === 401) return;
+  if (r.status >= 500 || r.status === 429) { notice("the document could not be shown (HTTP " + r.status + ")"); return; }
+  $("doc").innerHTML = await r.text(); });
+$("runs").onclick = async () => { const r = await call("/runs"); if (!r || !r.ok) return; const rows = await r.json();
   const t = el("table"); t.append(el("tr"));
   ["step", "ok", "cost", "run"].forEach((h) => t.firstChild.append(el("th", h)));
   rows.forEach((r) => { const tr = el("tr"); [r.step, r.ok ? "ok" : "x", "$" + (Number(r.cost_usd) || 0).toFixed(4),
     String(r.run || "").slice(0, 15)].forEach((v) => tr.append(el("td", v))); t.append(tr); });
   $("doc").textContent = ""; $("doc").append(t); };
-connect();
+start();

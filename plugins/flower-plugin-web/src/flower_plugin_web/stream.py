@@ -1,0 +1,126 @@
+"""The live stream: server-sent events over a plain ``GET /events``.
+
+The first message says which run this is (``event: run``, the process's segment) and
+whether the page must start over (``reset``): its ``Last-Event-ID`` is from another
+process, or older than what the hub keeps. Then what the page missed, then what comes.
+Every event's id is ``<segment>-<n>``.
+
+A page that stops reading is dropped, never buffered forever: the hub keeps one ring
+for all pages (a page is a cursor), a write the page has not taken within
+``write_seconds`` closes its connection, and a page that falls a whole ring behind
+has its stream ended (it reconnects and gets a fresh copy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from flower_plugin_web.hub import Hub, Item, Lagged, Listener
+
+#: Seconds between keep-alive comments on an idle stream.
+PING = 15.0
+HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def wire(hub: Hub, item: Item) -> bytes:
+    """One event on the wire, serialised once whatever the number of pages; a value
+    JSON has no form for is sent as its ``str``."""
+    if item.wire is None:
+        data = orjson.dumps(hub.wire(item), default=str, option=orjson.OPT_NON_STR_KEYS)
+        item.wire = b"id: %s\nevent: flower\ndata: %s\n\n" % (
+            hub.outside(item.n).encode(),
+            data,
+        )
+    return item.wire
+
+
+def where_from(hub: Hub, last_event_id: str | None) -> tuple[int, bool]:
+    """``(after, ours)`` for a page's ``Last-Event-ID``: the number to continue after,
+    and whether the id was this process's (``False``: start over)."""
+    if not last_event_id:
+        return 0, True
+    parsed = hub.inside(last_event_id)
+    if parsed is None or parsed[0] != hub.segment or not parsed[1].isdigit():
+        return 0, False
+    return int(parsed[1]), True
+
+
+class EventStream:
+    """The ASGI response of ``GET /events`` for one page."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        after: int,
+        ours: bool,
+        *,
+        write_seconds: float,
+        drop: Callable[[dict[str, Any]], bool] | None = None,
+        ping: float = PING,
+    ) -> None:
+        self.hub = hub
+        self.after = after
+        self.ours = ours
+        self.write_seconds = write_seconds
+        self.drop = drop
+        self.ping = ping
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        hub = self.hub
+        missed, listener, continued = hub.listen(self.after)
+        watcher = asyncio.ensure_future(_watch(receive, listener))
+        try:
+            start = {"type": "http.response.start", "status": 200, "headers": HEADERS}
+            reset = not (self.ours and continued)
+            hello = orjson.dumps({"segment": hub.segment, "reset": reset})
+            first = b"event: run\ndata: %s\n\n" % hello + b"".join(wire(hub, i) for i in missed)
+            if not await self._write(send, start, scope) or not await self._body(
+                send, first, scope
+            ):
+                return
+            while True:
+                try:
+                    arrived = await hub.wait(listener, self.ping)
+                except Lagged:
+                    break  # a ring behind: end it; the page comes back for a fresh copy
+                if arrived is None:
+                    break
+                chunk = b"".join(wire(hub, i) for i in arrived) if arrived else b": ping\n\n"
+                if not await self._body(send, chunk, scope):
+                    return
+            await self._write(send, {"type": "http.response.body", "body": b""}, scope)
+        finally:
+            watcher.cancel()
+            hub.unlisten(listener)
+
+    async def _body(self, send: Any, data: bytes, scope: dict[str, Any]) -> bool:
+        message = {"type": "http.response.body", "body": data, "more_body": True}
+        return await self._write(send, message, scope)
+
+    async def _write(self, send: Any, message: dict[str, Any], scope: dict[str, Any]) -> bool:
+        """Send, or drop a page that has not taken the last writes in ``write_seconds``."""
+        try:
+            async with asyncio.timeout(self.write_seconds):
+                await send(message)
+        except TimeoutError:
+            if self.drop is not None:
+                self.drop(scope)
+            return False
+        return True
+
+
+async def _watch(receive: Any, listener: Listener) -> None:
+    """Notice the page going away (``http.disconnect``) and end its stream."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            listener.closed = True
+            listener.ready.set()
+            return
