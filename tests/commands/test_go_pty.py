@@ -88,6 +88,49 @@ def test_a_first_run_asks_what_to_do_takes_a_digit_and_ends_with_the_cost(
         assert seen in screen, seen
 
 
+def test_a_question_waiting_at_a_kill_is_asked_again_and_answers_the_asker(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    """kill -9 while the clarifier's question waits: the next flower shows it again, the
+    answer typed there reaches the clarifier's own session when it resumes."""
+    import os
+    import sqlite3
+
+    scripted_model.play(S.two_rounds())
+    first = Flower("-w", str(workspace), "--clarify-only", ASK, cwd=tmp_path)
+    first.expect("answer 1-2")
+    db = workspace / "runs" / "sessions.db"
+
+    def mirrored() -> bool:  # a question that waits has had its turn mirrored to the store
+        with sqlite3.connect(db) as con:
+            return bool(con.execute("select count(*) from entries").fetchone()[0])
+
+    wait_for(mirrored, timeout=20)
+    os.killpg(first.child.pid, signal.SIGKILL)  # flower and its CLI, as a power cut would
+    assert first.finish() == 128 + signal.SIGKILL
+    status = subprocess.run(
+        [FLOWER, "status", "-w", str(workspace)], capture_output=True, text=True, check=True
+    )
+    assert "asked before the run stopped (确认需求)" in status.stdout, status.stdout
+
+    again = Flower("-w", str(workspace), "--clarify-only", cwd=tmp_path)
+    again.expect("continuing in")  # a clarification cut short is a run to continue
+    again.expect("A question was waiting when the run stopped")
+    again.expect("answer 1-2")
+    again.type("2")
+    again.expect("Continue\\?")
+    again.type("")
+    assert again.finish() == 0, again.text[-3000:]
+    resumed = [r for r in scripted_model.requests_for("clarify") if r.turn == 1]
+    told = user_texts(resumed[-1])[-1]
+    assert "上次运行在等人回答你的这个问题时停了" in told and "人现在的回答:CRLF" in told
+    assert S.ASK["question"] in told
+    assert resumed[-1].messages[0] == scripted_model.requests_for("clarify")[0].messages[0]
+    brief = Brief.load(notes(workspace) / "需求.md")
+    assert brief is not None and brief.complete()
+    assert not (workspace / "runs" / "pending.json").exists()  # delivered once
+
+
 def test_waking_with_enter_a_phrase_new_and_dash_dash_new(
     scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:

@@ -130,15 +130,21 @@ def _continue_starter(
 ) -> int:
     """The banner, the question of what to do, the workflow, the run (the lock is held)."""
     from flower.commands.go import read_ask
+    from flower.commands.pending import ask_stale
+    from flower.core.pending import drop_stale
     from flower.workflow import starter_flow, wake_state
 
     try:
         state = wake_state(g.workspace, run_dir=g.run_dir, isolate=settings["isolate"])
-        if state["waking"] and not new:
+        if state["continuing"] and not new:
             work = state["steps"].get("干活")
             renderer.banner(state, context=rt.context_of(work), workspace=g.workspace)
+        if new:  # the conversation that asked is archived: its questions go with it
+            drop_stale(g.run_dir)
+        elif interactive and not ask_stale(terminal, g.run_dir):
+            return EXIT_QUIT
         if not ask and not new:
-            read = read_ask(terminal, waking=state["waking"], interactive=interactive)
+            read = read_ask(terminal, waking=state["continuing"], interactive=interactive)
             if read is None:
                 return EXIT_QUIT
             ask, new = read

@@ -1,69 +1,54 @@
-"""``<run_dir>/pending.json``: the questions a running flower is waiting on, for other eyes.
+"""A question the last run was waiting on when it stopped, asked again at the wake.
 
-A question lives in the memory of the process that asked it; ``flower status`` (another
-process) and a web page (a plugin) cannot see it there. So the run mirrors its pending
-questions to this file as they are asked and settled, with its pid, and removes the file
-when it ends. A reader that finds the pid gone treats the file as stale.
+The file itself is :mod:`flower.core.pending` (re-exported here for imports written
+before it moved); this is the terminal's part: before "Continue?", each question a run
+that is gone left unanswered is shown as it was asked, and the line typed is its answer
+(a digit picks an option, Enter lets the agent decide). The workflow gives the answer
+to the step that asked when it resumes that step's session.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 from pathlib import Path
 from typing import Any
 
-from flower.core.workbench import atomic_write
+from flower.core.pending import (
+    PENDING_NAME,
+    PendingFile,
+    answer_stale,
+    read_pending,
+    stale_asks,
+)
 
-PENDING_NAME = "pending.json"
-
-
-class PendingFile:
-    """The pending questions of this process, kept on disk."""
-
-    def __init__(self, run_dir: Path) -> None:
-        self.path = Path(run_dir) / PENDING_NAME
-        self.asks: dict[str, dict[str, Any]] = {}
-
-    def update(self, ask: dict[str, Any]) -> None:
-        """Follow one ``ask`` event: add it while asked, drop it once settled."""
-        if ask.get("state") == "asked":
-            self.asks[str(ask["id"])] = {
-                key: ask.get(key) for key in ("id", "question", "options", "asked_at")
-            }
-        elif self.asks.pop(str(ask.get("id")), None) is None:
-            return
-        self._write()
-
-    def clear(self) -> None:
-        self.asks.clear()
-        if read_pending(self.path.parent).get("pid") == os.getpid():
-            with contextlib.suppress(OSError):
-                self.path.unlink()
-
-    def _write(self) -> None:
-        data = {"pid": os.getpid(), "asks": list(self.asks.values())}
-        with contextlib.suppress(OSError):  # bookkeeping must never stop a run
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+__all__ = ["PENDING_NAME", "PendingFile", "ask_stale", "read_pending"]
 
 
-def read_pending(run_dir: Path) -> dict[str, Any]:
-    """``{"pid", "asks"}`` of a live run, or ``{}`` (no file, unreadable, its process gone)."""
-    try:
-        data = json.loads((Path(run_dir) / PENDING_NAME).read_text(encoding="utf-8"))
-        pid = int(data["pid"])
-        asks = list(data["asks"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return {}
-    except PermissionError:  # alive, owned by someone else
-        pass
-    return {"pid": pid, "asks": asks}
+def ask_stale(terminal: Any, run_dir: Path) -> bool:
+    """Ask each unanswered stale question on the terminal; ``False`` on Ctrl-C (quit)."""
+    from flower.ui.reader import ask_line
 
-
-__all__ = ["PENDING_NAME", "PendingFile", "read_pending"]
+    for ask in stale_asks(run_dir):
+        if ask.get("answer") is not None:
+            continue
+        options = [str(o) for o in ask.get("options") or []]
+        where = f" ({ask['step']})" if ask.get("step") else ""
+        terminal.line(f"A question was waiting when the run stopped{where}:", "bold")
+        terminal.line(f"  {ask.get('question')}")
+        for number, option in enumerate(options, 1):
+            terminal.line(f"  {number}. {option}")
+        prompt = f"answer 1-{len(options)} or type > " if options else "answer > "
+        while True:
+            said = ask_line(terminal, prompt)
+            if said is None:
+                return False
+            said = said.strip()
+            if said.isdigit() and options:
+                if not 1 <= int(said) <= len(options):
+                    terminal.line(f"pick 1-{len(options)}, or type an answer", "yellow")
+                    continue
+                said = options[int(said) - 1]
+            break
+        answer_stale(run_dir, str(ask.get("id")), said or None)
+        if not said:
+            terminal.line("(no answer: the agent decides)", "dim")
+    return True

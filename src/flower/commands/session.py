@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flower.commands import EXIT_FAILED, EXIT_OK, EXIT_QUIT
-from flower.commands.pending import PendingFile
+from flower.core.pending import PendingFile
 
 if TYPE_CHECKING:
     from flower.core.events import Event
@@ -55,6 +55,7 @@ class _State:
     telling: bool = False  # after a first Ctrl-C: the next line is for the agent
     quitting: bool = False
     told_unattended: bool = False
+    step: str | None = None  # the workflow step running now (its questions are its own)
     recent: deque[Event] = field(default_factory=lambda: deque(maxlen=RECENT_EVENTS))
     asides: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -119,8 +120,10 @@ class Session:
     def on_event(self, event: Event) -> None:
         """Every event: remembered for side questions, mirrored for `flower status`, shown."""
         self.state.recent.append(event)
-        if event.kind == "ask":
-            self.pending.update(event.payload)
+        if event.kind == "step" and event.step:
+            self.state.step = event.step
+        if event.kind == "ask":  # a question belongs to the workflow step that asked it
+            self.pending.update(event.payload, event.step or self.state.step)
             self._set_prompt()
         self.renderer(event)
         if event.kind == "ask" and not self.interactive:

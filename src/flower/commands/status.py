@@ -50,9 +50,9 @@ def status(
 
 def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
     """Everything status shows, as plain data."""
-    from flower.commands.pending import read_pending
     from flower.core.goal import Verdict
     from flower.core.manifest import Manifest
+    from flower.core.pending import read_pending, stale_asks
     from flower.core.runlock import holder_of
     from flower.workflow import wake_state
 
@@ -88,6 +88,7 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
         "cost_usd": round(sum(float(row.get("cost_usd") or 0.0) for row in rows), 6),
         "verdict": verdict,
         "pending": read_pending(run_dir).get("asks", []),
+        "unanswered": [a for a in stale_asks(run_dir) if a.get("answer") is None],
         "drift": state["drift"],
         "active": holder_of(run_dir),
         "judge": judge_summary(run_dir, workspace),
@@ -204,7 +205,8 @@ def describe_judge(judge: dict[str, Any]) -> str:
 
 def describe(report: dict[str, Any]) -> list[str]:
     """The report as lines a person reads."""
-    if not report["steps"] and not report["waking"]:
+    started = report["steps"] or report["waking"] or report.get("sessions")
+    if not started and not report.get("unanswered"):
         return [f'nothing has run in {report["workspace"]} yet (flower "make X" starts)']
     lines = [
         f"{report['workspace']}: woken {report['woke']} time(s), ${report['cost_usd']:.4f} so far"
@@ -231,6 +233,12 @@ def describe(report: dict[str, Any]) -> list[str]:
     for ask in report["pending"]:
         options = f" [{' / '.join(ask['options'])}]" if ask.get("options") else ""
         lines.append(f"waiting for an answer ({ask['id']}): {ask['question']}{options}")
+    for ask in report.get("unanswered") or []:
+        options = f" [{' / '.join(ask['options'])}]" if ask.get("options") else ""
+        lines.append(
+            f"asked before the run stopped ({ask.get('step') or '?'}): {ask['question']}{options}"
+            " - flower here shows it again"
+        )
     if report.get("drift"):
         lines.append(report["drift"])
     return lines

@@ -348,6 +348,9 @@ class Workflow:
                 prompt = f"{prompt}\n\n{ctx['_drift']}"
         else:
             prompt, resume, fork = step.render(ctx), start_resume, start_fork
+        late = _late_answers(runtime, step.name)
+        if late:  # answers to what this step asked before its run stopped (its session,
+            prompt = f"{late}\n\n{prompt}"  # or a fresh one if the store lost that)
 
         def remember(sid: str) -> None:
             sessions[step.name] = sid
@@ -393,6 +396,17 @@ class Workflow:
                 prompt, resume, fork = step.render(ctx), start_resume, start_fork
         assert result is not None
         return result, passed
+
+
+def _late_answers(runtime: Any, step: str) -> str:
+    """What the human answered since, to questions ``step`` asked before its run stopped
+    (:mod:`flower.core.pending`); ``""`` without a run folder or answers."""
+    from pathlib import Path
+
+    from flower.core.pending import take_answers
+
+    run_dir = getattr(runtime, "run_dir", None)
+    return take_answers(Path(run_dir), step) if run_dir else ""
 
 
 async def _settle(value: Any) -> Any:

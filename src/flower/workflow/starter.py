@@ -224,7 +224,9 @@ def wake_state(
 ) -> dict[str, Any]:
     """What a run in this folder would continue, read before it starts; writes nothing.
 
-    Returns ``waking`` (a complete brief is frozen: this is a wake-up), ``brief`` and
+    Returns ``waking`` (a complete brief is frozen: this is a wake-up), ``continuing``
+    (there is a conversation to continue: a frozen brief, or any step's session, such as
+    a clarification a crash cut short), ``brief`` and
     ``goal`` (their paths), ``checks`` (goal checks, 0 without a goal), ``woke`` (wake-ups
     so far), ``steps`` (a copy of the lineage's step -> session id), ``drift`` (one line:
     what changed in the workspace since the last step ended, "" when nothing did or
@@ -237,8 +239,10 @@ def wake_state(
     brief_path, goal_path = wb.notes / brief_name, wb.notes / goal_name
     lineage = Lineage.open(run_dir, ws)
     found = Goal.load(goal_path)
+    waking = _complete(Brief.load(brief_path))
     return {
-        "waking": _complete(Brief.load(brief_path)),
+        "waking": waking,
+        "continuing": waking or bool(lineage.steps),
         "brief": str(brief_path),
         "goal": str(goal_path),
         "checks": len(found.checks) if found is not None else 0,

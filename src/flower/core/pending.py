@@ -1,0 +1,193 @@
+"""``<run_dir>/pending.json``: the questions a run is waiting on, beyond its process.
+
+A question lives in the memory of the process that asked it; ``flower status`` (another
+process) and a web page (a plugin) cannot see it there, and a process that dies (kill -9,
+a reboot, a quit while the question waited) takes it along: the agent's question is
+never answered, and the human never sees it again. So the run mirrors its pending
+questions to this file as they are asked and settled, with its pid and the step that
+asked, and leaves the unanswered ones there when it ends.
+
+The next ``flower`` in the folder finds them (:func:`stale_asks`: the pid is gone), shows
+each again and records the human's answer (:func:`answer_stale`); the workflow hands the
+answer to the step that asked when it resumes that step's session
+(:func:`take_answers`), so the answer reaches the very conversation that asked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from flower.core.filelock import locked
+from flower.core.workbench import atomic_write
+
+__all__ = [
+    "PENDING_NAME",
+    "PendingFile",
+    "answer_stale",
+    "drop_stale",
+    "read_pending",
+    "stale_asks",
+    "take_answers",
+]
+
+PENDING_NAME = "pending.json"
+#: What the resumed session is told, before its resume prompt: the question it asked
+#: before the run stopped, and what the human said now.
+LATE_ANSWER = "(上次运行在等人回答你的这个问题时停了:{question}\n人现在的回答:{answer})"
+LATE_DECLINE = (
+    "(上次运行在等人回答你的这个问题时停了:{question}\n人没有回答:你自己决定,并写明你的假设。)"
+)
+_KEYS = ("id", "question", "options", "asked_at", "step")
+
+
+class PendingFile:
+    """The pending questions of this process, kept on disk (the others' stay as they are)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = Path(run_dir) / PENDING_NAME
+        self.asks: dict[str, dict[str, Any]] = {}
+
+    def update(self, ask: dict[str, Any], step: str | None = None) -> None:
+        """Follow one ``ask`` event: add it while asked, drop it once settled. A question
+        cancelled because the run is stopping (a quit, SIGTERM) was never answered: it
+        stays for the next ``flower``."""
+        if ask.get("state") == "cancelled":
+            return
+        if ask.get("state") == "asked":
+            entry = {key: ask.get(key) for key in _KEYS}
+            entry["step"] = ask.get("step") or step
+            self.asks[str(ask["id"])] = entry
+        elif self.asks.pop(str(ask.get("id")), None) is None:
+            return
+        self._write()
+
+    def clear(self) -> None:
+        """The run ends: forget the settled questions; the unanswered stay for the next
+        ``flower`` (they become stale the moment this process is gone)."""
+        if self.asks:
+            return
+        with contextlib.suppress(OSError), _held(self.path):
+            data = _read(self.path)
+            if data.get("pid") == os.getpid() and not data.get("stale"):
+                self.path.unlink()
+
+    def _write(self) -> None:
+        with contextlib.suppress(OSError), _held(self.path):  # bookkeeping never stops a run
+            stale = stale_asks(self.path.parent)  # an earlier run's, kept until delivered
+            data = {"pid": os.getpid(), "asks": list(self.asks.values()), "stale": stale}
+            _save(self.path, data)
+
+
+def read_pending(run_dir: Path) -> dict[str, Any]:
+    """``{"pid", "asks"}`` of a live run, or ``{}`` (no file, unreadable, its process gone)."""
+    data = _read(Path(run_dir) / PENDING_NAME)
+    if not data or not _alive(int(data["pid"])):
+        return {}
+    return {"pid": data["pid"], "asks": list(data["asks"])}
+
+
+def stale_asks(run_dir: Path) -> list[dict[str, Any]]:
+    """Questions a run that is gone was waiting on, unanswered or answered since (with
+    ``"answer"``: the human's words, ``""`` for "you decide")."""
+    data = _read(Path(run_dir) / PENDING_NAME)
+    if not data:
+        return []
+    left = [dict(a) for a in data.get("stale") or []]
+    if not _alive(int(data["pid"])):
+        known = {str(a.get("id")) for a in left}
+        left += [dict(a) for a in data["asks"] if str(a.get("id")) not in known]
+    return left
+
+
+def answer_stale(run_dir: Path, ask_id: str, answer: str | None) -> bool:
+    """Record the human's ``answer`` (``None``: let the agent decide) to a stale question;
+    ``False`` when there is no such question waiting."""
+    path = Path(run_dir) / PENDING_NAME
+    with _held(path):
+        left = stale_asks(Path(run_dir))
+        found = False
+        for ask in left:
+            if str(ask.get("id")) == str(ask_id) and ask.get("answer") is None:
+                ask["answer"], found = answer or "", True
+        if found:
+            _save(path, {"pid": 0, "asks": [], "stale": left})
+    return found
+
+
+def take_answers(run_dir: Path, step: str) -> str:
+    """The late answers for ``step``'s questions, as text for its resume prompt, taken off
+    the file (delivered once). ``""`` when there are none."""
+    path = Path(run_dir) / PENDING_NAME
+    with contextlib.suppress(OSError), _held(path):
+        left = stale_asks(Path(run_dir))
+        mine = [a for a in left if a.get("step") == step and a.get("answer") is not None]
+        if not mine:
+            return ""
+        rest = [a for a in left if a not in mine]
+        data = _read(path)
+        live = data.get("asks", []) if data and _alive(int(data["pid"])) else []
+        if rest or live:
+            _save(path, {"pid": data.get("pid", 0) if live else 0, "asks": live, "stale": rest})
+        else:
+            path.unlink()
+        return "\n\n".join(_said(a) for a in mine)
+    return ""
+
+
+def _said(ask: dict[str, Any]) -> str:
+    question = " ".join(str(ask.get("question") or "").split())
+    options = ask.get("options") or []
+    if options:
+        question += "(选项:" + " / ".join(str(o) for o in options) + ")"
+    answer = str(ask.get("answer") or "").strip()
+    if not answer:
+        return LATE_DECLINE.format(question=question)
+    return LATE_ANSWER.format(question=question, answer=answer)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        int(data["pid"])
+        if not isinstance(data["asks"], list):
+            return {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _held(path: Path) -> contextlib.AbstractContextManager[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return locked(path)
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    return True
+
+
+def drop_stale(run_dir: Path) -> None:
+    """Forget every stale question (``--new``: the conversation that asked is archived)."""
+    path = Path(run_dir) / PENDING_NAME
+    with contextlib.suppress(OSError), _held(path):
+        data = _read(path)
+        if data and _alive(int(data["pid"])):
+            _save(path, {**data, "stale": []})
+        elif data:
+            path.unlink()
