@@ -10,8 +10,9 @@ writing its brief. Here:
   connection beyond the budget is closed the moment it is accepted and never reaches
   the event loop; asyncio accepts at most ``BACKLOG`` at a time.
 - When the budget is full, a newcomer evicts the oldest connection that has not yet
-  shown the token, rather than being refused: a flood of idle sockets then only
-  displaces itself, and the owner, whose request arrives at once, gets through.
+  shown the token (one that never sent a byte first), rather than being refused: a
+  flood of idle sockets then only displaces itself, and the owner, whose request
+  arrives at once, gets through.
   Connections that showed the token (the owner's pages) are never evicted.
 - A connection that has not shown the token within ``UNTRUSTED_SECONDS`` is closed
   (silent and slow-header connections); uvicorn closes idle keep-alive connections
@@ -26,10 +27,14 @@ writing its brief. Here:
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
 import resource
 import socket
+import struct
+import termios
 import time
+from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -39,6 +44,8 @@ from uvicorn.protocols.utils import get_remote_addr
 BACKLOG = 32
 #: Seconds a connection may stay without having shown the token.
 UNTRUSTED_SECONDS = 10.0
+#: Seconds a request head may take to arrive before its connection may be evicted.
+PARTIAL_SECONDS = 1.0
 
 
 def raise_fd_limit() -> int:
@@ -64,48 +71,102 @@ def budget_for(most: int) -> int:
 
 class Gate:
     """Counts the page's connections and decides who stays; lives on the server's loop
-    (``accept()`` and the protocols run there), so it needs no lock."""
+    (``accept()`` and the protocols run there), so it needs no lock.
+
+    Who goes first when the budget is full, oldest first within each kind:
+
+    1. a connection that never sent a byte (nothing waits in the kernel for it either);
+    2. one whose request was read and did not carry the token (it got its 401/421);
+    3. one still sending its request head after ``PARTIAL_SECONDS`` (slow headers).
+
+    A connection that showed the token is never evicted, nor one whose request is
+    arriving right now: the owner's request comes with the connection. When nobody
+    may go, a newcomer waits in the kernel's queue for the loop's next turn (the
+    evicted are still closing) or, when every slot is a young request or the token's,
+    is closed at once.
+    """
 
     def __init__(self, budget: int, untrusted_seconds: float = UNTRUSTED_SECONDS) -> None:
         self.budget = budget
         self.untrusted_seconds = untrusted_seconds
-        self.open = 0  # accepted and not yet lost
+        self.open = 0  # accepted and not yet lost (the descriptors the page holds)
         self.conns: dict[Any, GatedProtocol] = {}  # by peer address, oldest first
-        self.trusted: set[Any] = set()
-        self.evicting: set[Any] = set()
+        self.evicting = 0  # aborted, closing on the loop's next turn
+        self.heard: set[Any] = set()  # peers whose request already waited at accept
+        self.vouch: Callable[[list[tuple[bytes, bytes]]], bool] = lambda _: False
         self.refused = 0
         self.evicted = 0
 
-    def admit(self) -> bool:
-        """A connection was just accepted: may it stay? Evicts the oldest connection that
-        has not shown the token when the budget is full."""
-        if self.open - len(self.evicting) >= self.budget:
-            keep = self.trusted | self.evicting
-            victim = next((p for c, p in self.conns.items() if c not in keep), None)
-            if victim is None or self.open >= self.budget + BACKLOG:
+    @property
+    def trusted(self) -> set[Any]:
+        return {client for client, proto in self.conns.items() if proto.trusted}
+
+    def room(self) -> str:
+        """Whether a connection waiting to be accepted may come in now, decided before
+        it is taken from the kernel: ``"free"``, ``"evict"`` (someone must go),
+        ``"later"`` (leave it queued for the loop's next turn) or ``"full"`` (close it)."""
+        if self.open >= self.budget + 2 * BACKLOG:  # a safety net, never the rule
+            return "later"
+        if self.open - self.evicting < self.budget:
+            return "free"
+        if self._victim() is not None:
+            return "evict"
+        settling = self.evicting or self.open > len(self.conns)  # closing, or not set up
+        return "later" if settling else "full"
+
+    def admit(self, room: str) -> bool:
+        """A connection was just accepted with ``room``: count it, evicting one if
+        needed; ``False``: it must be closed."""
+        if room == "evict":
+            victim = self._victim()
+            if victim is None:
                 self.refused += 1
                 return False
-            self.evicting.add(victim.client)
+            victim.evict()
+            self.evicting += 1
             self.evicted += 1
-            victim.transport.abort()
+        elif room != "free":
+            self.refused += 1
+            return False
         self.open += 1
         return True
 
+    def _victim(self) -> GatedProtocol | None:
+        now = time.monotonic()
+        answered = partial = None
+        for proto in self.conns.values():
+            if proto.trusted or proto.evicted:
+                continue
+            if proto.state == "silent":
+                sock = proto.transport.get_extra_info("socket")
+                if sock is None or not waiting(sock.fileno()):
+                    return proto
+                proto.state, proto.since = "partial", now  # its request is arriving
+            if proto.state == "answered":
+                answered = answered or proto
+            elif now - proto.since > PARTIAL_SECONDS:
+                partial = partial or proto
+        return answered or partial
+
     def made(self, proto: GatedProtocol) -> None:
         self.conns[proto.client] = proto
+        if proto.client in self.heard:
+            self.heard.discard(proto.client)
+            proto.state = "partial"
 
     def lost(self, proto: GatedProtocol) -> None:
         self.open -= 1
+        if proto.evicted:
+            self.evicting -= 1
         if self.conns.get(proto.client) is proto:
             del self.conns[proto.client]
-        self.trusted.discard(proto.client)
-        self.evicting.discard(proto.client)
 
     def trust(self, scope: dict[str, Any]) -> None:
         """The connection behind ``scope`` showed the token."""
         client = scope.get("client")
-        if client is not None and tuple(client) in self.conns:
-            self.trusted.add(tuple(client))
+        proto = self.conns.get(tuple(client)) if client is not None else None
+        if proto is not None:
+            proto.trusted = True
 
     def abort(self, scope: dict[str, Any]) -> bool:
         """Close the connection behind ``scope`` at once (a page that stopped reading)."""
@@ -118,18 +179,42 @@ class Gate:
 
 
 class GatedProtocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol, counted by the gate and timed out until trusted."""
+    """uvicorn's HTTP/1.1 protocol, counted by the gate and timed out until trusted.
+
+    ``state``: ``silent`` (no byte yet), ``partial`` (a request head arriving),
+    ``answered`` (a request read, without the token). ``trusted``: a request carried
+    the token, checked the moment its head is parsed (``gate.vouch``) and again by
+    the app.
+    """
 
     gate: Gate
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.client = get_remote_addr(transport)
+        self.state = "silent"
+        self.since = time.monotonic()
+        self.trusted = False
+        self.evicted = False
         self.gate.made(self)
         self._deadline = self.loop.call_later(self.gate.untrusted_seconds, self._expire)
 
+    def data_received(self, data: bytes) -> None:
+        if self.state == "silent":
+            self.state, self.since = "partial", time.monotonic()
+        self.headers = None  # type: ignore[assignment]
+        super().data_received(data)
+        if self.headers is not None and not self.trusted:  # a request head was parsed
+            self.trusted = self.gate.vouch(self.headers)
+            if not self.trusted:
+                self.state = "answered"
+
+    def evict(self) -> None:
+        self.evicted = True
+        self.transport.abort()
+
     def _expire(self) -> None:
-        if self.client not in self.gate.trusted and not self.transport.is_closing():
+        if not self.trusted and not self.transport.is_closing():
             self.transport.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -143,16 +228,32 @@ def protocol_for(gate: Gate) -> type[GatedProtocol]:
     return type("GatedProtocol", (GatedProtocol,), {"gate": gate})
 
 
+def waiting(fd: int) -> bool:
+    """Whether bytes wait to be read on socket ``fd`` (the kernel's count, FIONREAD)."""
+    try:
+        count = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+    except OSError:
+        return False
+    return struct.unpack("i", count)[0] > 0
+
+
 class GatedSocket(socket.socket):
     """The listening socket: ``accept()`` asks the gate, and a connection it turns away
-    is closed right here, before asyncio ever builds a transport for it."""
+    is closed right here, before asyncio ever builds a transport for it. A connection
+    whose request has already arrived is marked as having spoken: a browser sends its
+    request right after connecting, an idle flood never does."""
 
     gate: Gate
 
     def accept(self) -> tuple[socket.socket, Any]:
         while True:
+            room = self.gate.room()
+            if room == "later":  # asyncio takes this as "none waiting": next turn
+                raise BlockingIOError
             conn, address = super().accept()  # BlockingIOError when none is waiting
-            if self.gate.admit():
+            if self.gate.admit(room):
+                if waiting(conn.fileno()):
+                    self.gate.heard.add(tuple(address[:2]))
                 return conn, address
             conn.close()
 

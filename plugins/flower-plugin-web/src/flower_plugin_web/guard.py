@@ -165,6 +165,11 @@ def offered_token(headers: dict[str, str]) -> str | None:
     return value.strip() if kind.lower() == "bearer" else None
 
 
+def vouches(guard: Guard, raw: list[tuple[bytes, bytes]]) -> bool:
+    """Whether raw request headers carry the token (for the connection gate)."""
+    return guard.token_ok(offered_token({k.decode("latin-1"): v.decode("latin-1") for k, v in raw}))
+
+
 class Guarded:
     """ASGI middleware: the security headers on every response, then ``Host``,
     ``Origin`` and the token, before the app sees the request.

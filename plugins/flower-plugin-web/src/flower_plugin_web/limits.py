@@ -34,6 +34,7 @@ class Limits:
     streams: int = 128  # pages following the live stream at once
     connections: int = 256  # open connections (file descriptors), at most
     write_seconds: float = 30.0  # for a page to take a write before it is dropped
+    untrusted_seconds: float = 10.0  # a connection may stay without showing the token
 
 
 class Refused(Exception):

@@ -49,7 +49,7 @@ from flower_plugin_web.gate import (
     protocol_for,
     quiet_loop,
 )
-from flower_plugin_web.guard import Guard, Guarded, wildcard
+from flower_plugin_web.guard import Guard, Guarded, vouches, wildcard
 from flower_plugin_web.hub import HUB, Hub
 from flower_plugin_web.limits import Bucket, Limits, Refused, Slots, read_json, text_field
 from flower_plugin_web.page import PAGE, SCRIPT
@@ -281,10 +281,11 @@ def serve(
     import uvicorn
 
     limits = limits or Limits()
-    gate = Gate(budget_for(limits.connections))
+    gate = Gate(budget_for(limits.connections), limits.untrusted_seconds)
     sock = listening(host, port, gate)
     bound = sock.getsockname()[1]
     guard = Guard.bound(host, bound, token, extra=allow)
+    gate.vouch = lambda raw: vouches(guard, raw)
     config = uvicorn.Config(
         create_app(hub, guard=guard, limits=limits, gate=gate),
         http=protocol_for(gate),

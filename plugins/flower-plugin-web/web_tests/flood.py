@@ -1,0 +1,113 @@
+"""An attacker's flood of idle connections, and the owner's requests timed through it.
+
+``Flood(host, port, n)`` keeps ``n`` sockets connected that never send a byte; with
+``reconnect`` it opens a new one whenever the server closes one (the harder case: the
+server must keep evicting). ``owner_latencies`` times requests that carry the token,
+each on a fresh connection, as a browser opening the page would.
+"""
+
+from __future__ import annotations
+
+import http.client
+import selectors
+import socket
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Flood:
+    host: str
+    port: int
+    n: int
+    reconnect: bool = False
+    opened: int = 0
+    closed_by_server: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __enter__(self) -> Flood:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while self.opened < self.n and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def _run(self) -> None:
+        sel = selectors.DefaultSelector()
+
+        def connect() -> None:
+            sock = socket.socket()
+            sock.setblocking(False)
+            try:
+                sock.connect((self.host, self.port))
+            except BlockingIOError:
+                pass
+            except OSError:
+                sock.close()
+                return
+            sel.register(sock, selectors.EVENT_READ)
+            self.opened += 1
+
+        for _ in range(self.n):
+            connect()
+        while not self._stop.is_set():
+            for key, _ in sel.select(0.1):
+                sock = key.fileobj
+                assert isinstance(sock, socket.socket)
+                try:
+                    data = sock.recv(4096)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    sel.unregister(sock)
+                    sock.close()
+                    self.closed_by_server += 1
+                    if self.reconnect:
+                        connect()
+        for key in list(sel.get_map().values()):
+            key.fileobj.close()  # type: ignore[union-attr]
+        sel.close()
+
+
+def owner_latencies(
+    host: str, port: int, token: str, count: int = 10, gap: float = 0.1
+) -> list[float | str]:
+    """Seconds each ``GET /state`` with the token took (or what went wrong)."""
+    out: list[float | str] = []
+    for _ in range(count):
+        started = time.monotonic()
+        try:
+            conn = http.client.HTTPConnection(host, port, timeout=30)
+            conn.request("GET", "/state", headers={"X-Flower-Token": token})
+            response = conn.getresponse()
+            response.read()
+            conn.close()
+            out.append(
+                time.monotonic() - started if response.status == 200 else str(response.status)
+            )
+        except OSError as exc:
+            out.append(repr(exc))
+        time.sleep(gap)
+    return out
+
+
+def summary(latencies: list[float | str]) -> str:
+    times = [t for t in latencies if isinstance(t, float)]
+    failed = [t for t in latencies if not isinstance(t, float)]
+    if not times:
+        return f"no request served: {failed}"
+    return (
+        f"{len(times)}/{len(latencies)} served, p50 {statistics.median(times) * 1e3:.1f} ms,"
+        f" max {max(times) * 1e3:.1f} ms" + (f", failed: {failed}" if failed else "")
+    )

@@ -1,0 +1,165 @@
+"""The page's server cannot hurt the run: the real server (uvicorn, in this process) under
+idle floods, silent and slow connections, and pages that stop reading."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from flower.testing import need
+
+from .conftest import NOT_INSTALLED, PLUGIN
+
+need(PLUGIN, NOT_INSTALLED)
+
+from flower_plugin_web.gate import BACKLOG  # noqa: E402
+from flower_plugin_web.hub import Hub, Lagged  # noqa: E402
+from flower_plugin_web.limits import Limits  # noqa: E402
+
+from .flood import Flood, owner_latencies, summary  # noqa: E402
+from .pages import TOKEN, hub_with_question, port_of, served  # noqa: E402
+
+
+def closed_within(sock: socket.socket, seconds: float) -> bool:
+    """Whether the server closed ``sock`` within ``seconds`` (EOF or reset)."""
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(4096):
+            pass
+    except TimeoutError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+@pytest.mark.parametrize("reconnect", [False, True], ids=["idle", "reconnecting"])
+def test_a_flood_past_the_budget_holds_no_more_and_the_owner_is_served(
+    tmp_path: Path, reconnect: bool, capfd: pytest.CaptureFixture[str]
+) -> None:
+    hub, _, _ = hub_with_question(tmp_path)
+    limits = Limits(connections=32)
+    with served(hub, limits) as running:
+        port, gate = port_of(running), running.gate
+        most = 0
+        with Flood("127.0.0.1", port, 400, reconnect=reconnect) as flood:
+            times = owner_latencies("127.0.0.1", port, TOKEN, count=8)
+            most = max(most, gate.open)
+        served_ = [t for t in times if isinstance(t, float)]
+        print(
+            f"flood of {flood.opened} ({'reconnecting' if reconnect else 'idle'}):", summary(times)
+        )
+        stats = f"{summary(times)}; evicted {gate.evicted}, refused {gate.refused}"
+        assert len(served_) == len(times), stats  # the owner is never turned away
+        assert sorted(served_)[len(served_) // 2] < 0.5, summary(times)
+        assert gate.open <= 32 + 2 * BACKLOG and most <= 32 + 2 * BACKLOG  # never past the budget
+        assert flood.closed_by_server > 0 and gate.evicted > 0
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_silent_and_slow_connections_are_closed_the_owners_stay(tmp_path: Path) -> None:
+    hub, _, _ = hub_with_question(tmp_path)
+    with served(hub, Limits(untrusted_seconds=0.5)) as running:
+        port = port_of(running)
+        silent = socket.create_connection(("127.0.0.1", port))
+        slow = socket.create_connection(("127.0.0.1", port))
+        slow.sendall(b"GET /state HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finishes
+        wrong = socket.create_connection(("127.0.0.1", port))  # a request without the token
+        wrong.sendall(f"GET /state HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        owner = http.client.HTTPConnection("127.0.0.1", port)
+        owner.request("GET", "/state", headers={"X-Flower-Token": TOKEN})
+        assert owner.getresponse().read()
+        assert closed_within(silent, 3) and closed_within(slow, 3) and closed_within(wrong, 3)
+        time.sleep(0.8)
+        owner.request("GET", "/state", headers={"X-Flower-Token": TOKEN})  # same connection
+        assert owner.getresponse().status == 200  # showed the token: not timed out
+
+
+def test_a_page_that_stops_reading_is_dropped_and_holds_nothing(tmp_path: Path) -> None:
+    hub = Hub(enabled=True)
+    with served(hub, Limits(write_seconds=1.0)) as running:
+        port = port_of(running)
+        frozen = socket.create_connection(("127.0.0.1", port))
+        frozen.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        frozen.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode())
+        frozen.sendall(f"X-Flower-Token: {TOKEN}\r\n\r\n".encode())  # then never reads
+        deadline = time.monotonic() + 5
+        while hub.pages() < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert hub.pages() == 1
+        big = "x" * 50_000
+        deadline = time.monotonic() + 20
+        while hub.pages() and time.monotonic() < deadline:
+            hub.publish("text", {"text": big})  # the kernel's buffers fill, then the write waits
+            time.sleep(0.01)
+        assert hub.pages() == 0  # dropped once a write waited write_seconds
+        assert running.gate.open == 0 or all(
+            c not in running.gate.trusted for c in running.gate.conns
+        )
+        frozen.close()
+
+
+def test_more_pages_than_allowed_are_told_so(tmp_path: Path) -> None:
+    hub = Hub(enabled=True)
+    with served(hub, Limits(streams=2)) as running:
+        port = port_of(running)
+        pages = []
+        for _ in range(2):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            conn.request("GET", "/events", headers={"X-Flower-Token": TOKEN})
+            assert conn.getresponse().status == 200
+            pages.append(conn)
+        third = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        third.request("GET", "/events", headers={"X-Flower-Token": TOKEN})
+        refused = third.getresponse()
+        assert refused.status == 503
+        assert b"2 pages already follow this run: close one" in refused.read()
+
+
+def test_a_page_a_whole_ring_behind_is_told_to_start_over() -> None:
+    hub = Hub(enabled=True, keep=8)
+
+    async def scenario() -> None:
+        _, listener, _ = hub.listen(0)
+        for n in range(20):  # the page reads nothing meanwhile
+            hub.publish("text", {"n": n})
+        with pytest.raises(Lagged):
+            await hub.wait(listener, 1.0)
+        hub.unlisten(listener)
+
+    asyncio.run(scenario())
+    assert hub.pages() == 0
+
+
+def test_publishing_costs_the_run_the_same_with_many_pages() -> None:
+    """The run's thread pays one wake-up per burst and loop, never one per page."""
+    hub = Hub(enabled=True)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    async def pages() -> None:
+        for _ in range(200):
+            hub.listen(0)
+
+    asyncio.run_coroutine_threadsafe(pages(), loop).result(5)
+    calls: list[object] = []
+    real = loop.call_soon_threadsafe
+
+    def counted(*args: object) -> object:
+        calls.append(args)
+        return real(*args)  # type: ignore[arg-type]
+
+    loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+    for n in range(50):
+        hub.publish("text", {"n": n})
+    assert hub.pages() == 200 and len(calls) <= 50  # not 200 x 50
+    real(loop.stop)
+    thread.join(5)
+    loop.close()
