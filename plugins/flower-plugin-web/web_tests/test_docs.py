@@ -1,0 +1,83 @@
+"""Documents are whatever the agents left in the workbench: a link out of it, a FIFO, a
+link to ``/dev/zero``, a 31 MB handoff. The page shows regular files inside the
+workbench only, the first megabytes of them, read and rendered off the server's loop."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from flower.testing import need
+
+from .conftest import NOT_INSTALLED, PLUGIN
+
+need(PLUGIN, NOT_INSTALLED)
+
+from .pages import TOKEN, hub_with_question, port_of, served  # noqa: E402
+
+
+def test_links_fifos_and_devices_are_not_documents(tmp_path: Path) -> None:
+    hub, _, _ = hub_with_question(tmp_path)
+    notes = tmp_path / ".flower" / "notes"
+    secret = tmp_path / "outside" / "id_rsa"
+    secret.parent.mkdir()
+    secret.write_text("-----BEGIN PRIVATE KEY----- the user's own", encoding="utf-8")
+    (notes / "需求.md").symlink_to(secret)  # a link out of the workbench
+    os.mkfifo(notes / "目标.md")  # blocks whoever opens it for reading
+    (notes / "判定记录.md").symlink_to("/dev/zero")  # endless
+    (notes / "交接-link.md").symlink_to(secret)  # a link is never "the newest handoff"
+    with served(hub) as running:
+        port = port_of(running)
+        base = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=base, headers={"X-Flower-Token": TOKEN}, timeout=10) as c:
+            started = time.monotonic()
+            brief, goal, ledger = c.get("/doc/brief"), c.get("/doc/goal"), c.get("/doc/ledger")
+            handoff = c.get("/doc/handoff")
+            assert time.monotonic() - started < 5  # nothing blocked, nothing read forever
+            assert brief.status_code == 403 and "PRIVATE KEY" not in brief.text
+            assert "需求.md is a link or cannot be opened: not shown" in brief.text
+            assert goal.status_code == 403 and "目标.md is not a regular file" in goal.text
+            assert ledger.status_code == 403 and "a link" in ledger.text
+            assert "no such document yet" in handoff.text and "PRIVATE" not in handoff.text
+            # the notes folder itself replaced by a link: refused as a whole
+            os.rename(notes, tmp_path / ".flower" / "notes-real")
+            (tmp_path / ".flower" / "notes").symlink_to(secret.parent)
+            moved = c.get("/doc/brief")
+            assert moved.status_code == 403 and "PRIVATE" not in moved.text
+            assert c.get("/state").status_code == 200  # the server is fine
+
+
+def test_a_huge_handoff_is_cut_and_never_blocks_the_page(tmp_path: Path) -> None:
+    hub, _, _ = hub_with_question(tmp_path)
+    notes = tmp_path / ".flower" / "notes"
+    block = "## 交接\n\n" + "- 做了一件事,然后又做了一件事 `code` **bold**\n" * 40 + "\n"
+    (notes / "交接-干活.md").write_text(block * 14_000, encoding="utf-8")  # about 31 MB
+    assert (notes / "交接-干活.md").stat().st_size > 30_000_000
+    with served(hub) as running:
+        port = port_of(running)
+        base = f"http://127.0.0.1:{port}"
+        got: dict[str, httpx.Response] = {}
+
+        def read_handoff() -> None:
+            with httpx.Client(base_url=base, headers={"X-Flower-Token": TOKEN}) as c:
+                got["handoff"] = c.get("/doc/handoff", timeout=60)
+
+        reader = threading.Thread(target=read_handoff)
+        reader.start()
+        time.sleep(0.2)  # the render is under way
+        latencies = []
+        with httpx.Client(base_url=base, headers={"X-Flower-Token": TOKEN}, timeout=10) as c:
+            for _ in range(10):
+                started = time.monotonic()
+                assert c.get("/state").status_code == 200
+                latencies.append(time.monotonic() - started)
+        reader.join(60)
+    shown = got["handoff"]
+    assert shown.status_code == 200
+    assert "(showing the first 2 MB of 31." in shown.text and "<h2>" in shown.text
+    assert len(shown.content) < 8_000_000
+    assert max(latencies) < 1.0, latencies  # other requests went on meanwhile
