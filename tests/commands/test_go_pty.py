@@ -40,6 +40,20 @@ def manifest(ws: Path) -> list[dict[str, Any]]:
     return json.loads((ws / "runs" / "manifest.json").read_text(encoding="utf-8"))
 
 
+def _ledger(ws: Path) -> list[dict[str, Any]]:
+    status = subprocess.run(
+        [FLOWER, "status", "--json", "-w", str(ws)], capture_output=True, text=True, check=True
+    )
+    run = json.loads(status.stdout)
+    import sqlite3
+
+    with sqlite3.connect(ws / "runs" / "sessions.db") as con:
+        con.row_factory = sqlite3.Row
+        rows = [dict(r) for r in con.execute("select * from ledger order by id")]
+    assert run["judge"]["rounds"] == len([r for r in rows if r["kind"] == "verdict"])
+    return rows
+
+
 def notes(ws: Path) -> Path:
     return ws / ".flower" / "notes"
 
@@ -115,6 +129,7 @@ def test_a_question_waiting_at_a_kill_is_asked_again_and_answers_the_asker(
 
     again = Flower("-w", str(workspace), "--clarify-only", cwd=tmp_path)
     again.expect("continuing in")  # a clarification cut short is a run to continue
+    again.expect("last time its process was killed during 确认需求")
     again.expect("A question was waiting when the run stopped")
     again.expect("answer 1-2")
     again.type("2")
@@ -138,7 +153,6 @@ def test_waking_with_enter_a_phrase_new_and_dash_dash_new(
     scripted_model.play(
         [
             conversation("woken", text("WAKE-REPORT"), after_user=phrase, system=S.COORDINATOR),
-            conversation("quiet", text(S.ROUND1), after_user=RESUME_PLAIN, system=S.COORDINATOR),
             S.judge("verdict-2", "WAKE-REPORT", S.ACHIEVED),
             conversation("goal-2", text(S.GOAL + "\n- 有高亮"), system=S.JUDGE, after_user=phrase),
             *quick_flow(S.DISPATCH, text(S.ROUND1)),
@@ -148,15 +162,18 @@ def test_waking_with_enter_a_phrase_new_and_dash_dash_new(
     assert first.finish() == 0, first.text[-3000:]
     brief_before = (notes(workspace) / "需求.md").read_text(encoding="utf-8")
 
+    # It finished: the wake says so, and Enter leaves it as it is (nothing is spent).
+    asked = len(scripted_model.requests)
     enter = Flower("-w", str(workspace), cwd=tmp_path)
-    enter.expect("Continue\\?")
-    assert "brief confirmed" in enter.text or "需求已确认" in enter.text or "wake" in enter.text
+    enter.expect("last time it finished: the goal was met")
+    enter.expect("It finished. Enter = leave it as it is")
+    assert "brief confirmed" in enter.text
     enter.type("")
     assert enter.finish() == 0, enter.text[-3000:]
-    assert scripted_model.requests_for("quiet") and not scripted_model.requests_for("goal-2")
+    assert "left as it is" in enter.text and len(scripted_model.requests) == asked
 
     said = Flower("-w", str(workspace), cwd=tmp_path)
-    said.expect("Continue\\?")
+    said.expect("It finished")
     said.type(phrase)
     assert said.finish() == 0, said.text[-3000:]
     brief_now = (notes(workspace) / "需求.md").read_text(encoding="utf-8")
@@ -165,6 +182,8 @@ def test_waking_with_enter_a_phrase_new_and_dash_dash_new(
     assert brief is not None and phrase in brief.prompt_block()
     goal = Goal.load(notes(workspace) / "目标.md")
     assert goal is not None and "有高亮" in goal.checks
+    rounds = [row["round"] for row in _ledger(workspace) if row["kind"] == "verdict"]
+    assert rounds == [1, 2], rounds  # the wake's round is numbered after the first run's
     (woken, *_) = scripted_model.requests_for("woken")
     assert phrase in user_texts(woken)[-1] and "有高亮" in user_texts(woken)[-1]  # hears both
     assert "照这份已经确认的需求" in user_texts(woken)[0]  # in the same conversation
@@ -174,7 +193,7 @@ def test_waking_with_enter_a_phrase_new_and_dash_dash_new(
 
     # Starting over only needs the archive and a fresh clarifier: --clarify-only stops there.
     fresh = Flower("-w", str(workspace), "--timeout", "0", "--clarify-only", cwd=tmp_path)
-    fresh.expect("Continue\\?")
+    fresh.expect("It finished")
     fresh.type("/new")
     fresh.expect("new piece of work")
     fresh.type("另一件事")
@@ -197,6 +216,34 @@ def test_waking_with_enter_a_phrase_new_and_dash_dash_new(
     assert len(scripted_model.requests_for("clarify")) == 3
     assert "第三件事" in user_texts(scripted_model.requests_for("clarify")[-1])[0]
     assert len(scripted_model.requests_for("goal")) == 1  # --clarify-only: no goal set again
+
+
+def test_a_run_stopped_by_a_gate_says_why_then_and_at_the_next_wake(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    """The judge's goal lacks its checks: the run stops at 设定目标 and every place says
+    why: the closing line, flower status (the step refused, the outcome), the manifest,
+    and the banner of the next flower."""
+    scripted_model.play(
+        [S.coder(), S.goal_setter("## 目标\nhello.txt 写好"), S.clarifier(ask=False)]
+    )
+    run = Flower("-w", str(workspace), ASK, "--timeout", "0", cwd=tmp_path)
+    assert run.finish() == 1, run.text[-3000:]
+    said = " ".join(run.text.split())
+    assert "x stopped at 设定目标: the answer lacked" in said, said[-800:]
+    status = subprocess.run(
+        [FLOWER, "status", "-w", str(workspace)], capture_output=True, text=True, check=True
+    )
+    assert "x  设定目标" in status.stdout and "refused: the answer lacked" in status.stdout
+    assert "last time it stopped at 设定目标: the answer lacked" in status.stdout
+    rows = {row["step"]: row for row in manifest(workspace)}
+    assert rows["设定目标"]["refused"].startswith("the answer lacked")
+
+    again = Flower("-w", str(workspace), cwd=tmp_path)
+    again.expect("last time it stopped at 设定目标")
+    again.expect("Continue\\?")
+    again.ctrl_c()
+    assert again.finish() == 130
 
 
 def test_ctrl_c_then_words_reach_the_agent_and_the_same_session_goes_on(

@@ -32,6 +32,10 @@ from flower.commands.options import (
 
 #: (the explanation, the short prompt): the line editor keeps a prompt to half the width.
 WAKE_PROMPT = ("Continue? Enter = carry on; a line = tell it more; /new = start over", "> ")
+DONE_PROMPT = (
+    "It finished. Enter = leave it as it is; a line = more work on it; /new = start over",
+    "> ",
+)
 ASK_PROMPT = ("What should it do? One sentence is enough (Ctrl-C quits).", "> ")
 NEW_PROMPT = ("What should the new piece of work be? (Ctrl-C quits)", "new > ")
 
@@ -120,11 +124,15 @@ def go(
     sys.exit(code)
 
 
-def read_ask(terminal: Any, *, waking: bool, interactive: bool) -> tuple[str, bool] | None:
+def read_ask(
+    terminal: Any, *, waking: bool, interactive: bool, finished: bool = False
+) -> tuple[str, bool] | None:
     """What to do, when the command line did not say: ``(ask, new)``, or ``None`` to quit.
 
     On a terminal: on a wake-up Enter continues, a line is a new remark, ``/new`` starts
-    over; otherwise it asks until it gets a line. Without one: standard input, all of it.
+    over (after a ``finished`` run the prompt says Enter leaves it as it is: the caller
+    spends nothing on an empty ask then); otherwise it asks until it gets a line. Without
+    one: standard input, all of it.
     """
     if not interactive:
         if sys.stdin is None or sys.stdin.isatty():
@@ -137,7 +145,7 @@ def read_ask(terminal: Any, *, waking: bool, interactive: bool) -> tuple[str, bo
         return ask_raw(terminal, prompt[1])
 
     if waking:
-        said = ask_line(terminal, WAKE_PROMPT)
+        said = ask_line(terminal, DONE_PROMPT if finished else WAKE_PROMPT)
         if said is None:
             return None
         if said.strip() != "/new":

@@ -15,7 +15,7 @@ import sys
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
-from flower.commands import EXIT_QUIT, EXIT_USAGE
+from flower.commands import EXIT_OK, EXIT_QUIT, EXIT_USAGE
 from flower.commands.session import Session, print_error
 
 if TYPE_CHECKING:
@@ -131,23 +131,36 @@ def _continue_starter(
     """The banner, the question of what to do, the workflow, the run (the lock is held)."""
     from flower.commands.go import read_ask
     from flower.commands.pending import ask_stale
+    from flower.core.outcome import describe as describe_outcome
+    from flower.core.outcome import read_outcome
     from flower.core.pending import drop_stale
     from flower.workflow import starter_flow, wake_state
 
     try:
         state = wake_state(g.workspace, run_dir=g.run_dir, isolate=settings["isolate"])
+        last = read_outcome(g.run_dir)
+        finished = state["continuing"] and last.get("state") == "done"
         if state["continuing"] and not new:
             work = state["steps"].get("干活")
             renderer.banner(state, context=rt.context_of(work), workspace=g.workspace)
+            if describe_outcome(last):
+                terminal.line(f"   {describe_outcome(last)}", "dim")
         if new:  # the conversation that asked is archived: its questions go with it
             drop_stale(g.run_dir)
         elif interactive and not ask_stale(terminal, g.run_dir):
             return EXIT_QUIT
         if not ask and not new:
-            read = read_ask(terminal, waking=state["continuing"], interactive=interactive)
+            waking = state["continuing"]
+            read = read_ask(terminal, waking=waking, interactive=interactive, finished=finished)
             if read is None:
                 return EXIT_QUIT
             ask, new = read
+        if finished and not ask and not new:  # done: nothing is spent without being asked
+            terminal.line(
+                "left as it is: it finished last time. Say what more to do"
+                ' (flower "…"), or flower --new for something else.'
+            )
+            return EXIT_OK
         elif not ask and new and interactive:
             read = read_ask(terminal, waking=False, interactive=True)
             if read is None:

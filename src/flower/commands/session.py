@@ -105,7 +105,7 @@ class Session:
             for aside in list(self.state.asides):
                 aside.cancel()
             self.pending.clear()
-        aborted = (ctx or {}).get("_aborted")
+        aborted = (ctx or {}).get("_aborted") or (ctx or {}).get("_failed_why")
         if code == EXIT_QUIT:
             aborted = "quit (Ctrl-C); run flower here again to continue where it stopped"
         self.renderer.closing(

@@ -52,6 +52,7 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
     """Everything status shows, as plain data."""
     from flower.core.goal import Verdict
     from flower.core.manifest import Manifest
+    from flower.core.outcome import read_outcome
     from flower.core.pending import read_pending, stale_asks
     from flower.core.runlock import holder_of
     from flower.workflow import wake_state
@@ -61,7 +62,9 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
     steps = [
         {
             key: row.get(key)
-            for key in ("step", "ok", "attempts", "cost_usd", "context", "error", "session_id")
+            for key in (
+                "step", "ok", "attempts", "cost_usd", "context", "error", "session_id", "refused"
+            )
         }
         for row in rows
     ]
@@ -89,6 +92,7 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
         "verdict": verdict,
         "pending": read_pending(run_dir).get("asks", []),
         "unanswered": [a for a in stale_asks(run_dir) if a.get("answer") is None],
+        "outcome": read_outcome(run_dir),
         "drift": state["drift"],
         "active": holder_of(run_dir),
         "judge": judge_summary(run_dir, workspace),
@@ -205,6 +209,8 @@ def describe_judge(judge: dict[str, Any]) -> str:
 
 def describe(report: dict[str, Any]) -> list[str]:
     """The report as lines a person reads."""
+    from flower.core.outcome import describe as describe_outcome
+
     started = report["steps"] or report["waking"] or report.get("sessions")
     if not started and not report.get("unanswered"):
         return [f'nothing has run in {report["workspace"]} yet (flower "make X" starts)']
@@ -221,10 +227,14 @@ def describe(report: dict[str, Any]) -> list[str]:
         mark = "ok " if step["ok"] else "x  "
         extra = f" · {step['attempts']} attempts" if (step["attempts"] or 1) > 1 else ""
         error = f" · {step['error']}" if step["error"] and not step["ok"] else ""
+        if step.get("refused"):  # the session was fine; its check refused the answer
+            mark, error = "x  ", f" · refused: {step['refused']}"
         lines.append(
             f"  {mark}{step['step']} · ${float(step['cost_usd'] or 0):.4f}"
             f" · context {int(step['context'] or 0):,}{extra}{error}"
         )
+    if report.get("outcome") and describe_outcome(report["outcome"]):
+        lines.append(describe_outcome(report["outcome"]))
     if report["verdict"]:
         v = report["verdict"]
         lines.append(f"last verdict ({v['step']}): {v['state']} {v['reason']}".rstrip())

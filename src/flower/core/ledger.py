@@ -43,6 +43,7 @@ __all__ = [
     "override_row",
     "record",
     "refusal_row",
+    "rounds_ruled",
     "verdict_row",
 ]
 
@@ -130,6 +131,20 @@ def record(runtime: Any, row: Mapping[str, Any]) -> dict[str, Any]:
         except OSError as exc:
             print(f"flower: could not write {LEDGER_NAME}: {exc}", file=sys.stderr)
     return stamped
+
+
+def rounds_ruled(runtime: Any, step: str) -> int:
+    """How many rounds of ``step`` the judge has ruled on in this run, over every process
+    and wake (the highest round of its verdicts in the store; 0 when none or no store)."""
+    reader = getattr(getattr(runtime, "store", None), "rulings", None)
+    if not callable(reader):
+        return 0
+    try:
+        rows = reader(_run_id(runtime))
+    except Exception:  # a store that cannot say: count from this process on
+        return 0
+    verdicts = [r for r in rows if r.get("kind") == "verdict" and r.get("step") == step]
+    return max((int(r.get("round") or 0) for r in verdicts), default=0)
 
 
 def entry(row: Mapping[str, Any]) -> str:

@@ -27,6 +27,7 @@ from flower.core.workbench import atomic_write
 __all__ = [
     "PENDING_NAME",
     "PendingFile",
+    "alive",
     "answer_stale",
     "drop_stale",
     "read_pending",
@@ -85,7 +86,7 @@ class PendingFile:
 def read_pending(run_dir: Path) -> dict[str, Any]:
     """``{"pid", "asks"}`` of a live run, or ``{}`` (no file, unreadable, its process gone)."""
     data = _read(Path(run_dir) / PENDING_NAME)
-    if not data or not _alive(int(data["pid"])):
+    if not data or not alive(int(data["pid"])):
         return {}
     return {"pid": data["pid"], "asks": list(data["asks"])}
 
@@ -97,7 +98,7 @@ def stale_asks(run_dir: Path) -> list[dict[str, Any]]:
     if not data:
         return []
     left = [dict(a) for a in data.get("stale") or []]
-    if not _alive(int(data["pid"])):
+    if not alive(int(data["pid"])):
         known = {str(a.get("id")) for a in left}
         left += [dict(a) for a in data["asks"] if str(a.get("id")) not in known]
     return left
@@ -129,7 +130,7 @@ def take_answers(run_dir: Path, step: str) -> str:
             return ""
         rest = [a for a in left if a not in mine]
         data = _read(path)
-        live = data.get("asks", []) if data and _alive(int(data["pid"])) else []
+        live = data.get("asks", []) if data and alive(int(data["pid"])) else []
         if rest or live:
             _save(path, {"pid": data.get("pid", 0) if live else 0, "asks": live, "stale": rest})
         else:
@@ -170,7 +171,8 @@ def _held(path: Path) -> contextlib.AbstractContextManager[None]:
     return locked(path)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (one owned by another user counts)."""
     if pid <= 0:
         return False
     try:
@@ -187,7 +189,7 @@ def drop_stale(run_dir: Path) -> None:
     path = Path(run_dir) / PENDING_NAME
     with contextlib.suppress(OSError), _held(path):
         data = _read(path)
-        if data and _alive(int(data["pid"])):
+        if data and alive(int(data["pid"])):
             _save(path, {**data, "stale": []})
         elif data:
             path.unlink()

@@ -40,7 +40,9 @@ class StepResult:
     session ids handed off, oldest first; ``session_id`` is the one the step ended in.
     ``context`` is the context size (tokens) the model last reported. ``audited``
     counts the open items the handoff audit had to add to this step's handoffs (items
-    the retiring sessions' documents left out).
+    the retiring sessions' documents left out). ``refused`` says why the step's own check
+    refused its last answer and stopped the run (its session itself did not fail; a
+    workflow sets it), ``""`` otherwise.
     """
 
     step: str
@@ -58,6 +60,7 @@ class StepResult:
     retired: list[str] = field(default_factory=list)
     context: int = 0
     audited: int = 0
+    refused: str = ""
 
     @property
     def duration_s(self) -> float:

@@ -276,6 +276,15 @@ class Runtime:
         """Whether a paused step is waiting for the human's words."""
         return self._words.waiting
 
+    def resave(self) -> None:
+        """Write the finished steps' rows to ``manifest.json`` again, after a workflow
+        amended one (a gate that refused the last answer and stopped the run says why in
+        ``StepResult.refused``). Never raises."""
+        try:
+            self.manifest.write(manifest_row(r, self.run_id) for r in self.results)
+        except OSError as exc:
+            print(f"flower: could not write {self.manifest.path}: {exc}", file=sys.stderr)
+
     def rescue(self) -> None:
         """Write the step in flight to ``manifest.json`` as failed, ``error="killed-by-signal"``.
 

@@ -33,6 +33,8 @@ or what ``reduce`` makes of it); the private keys all start with ``_``:
 ``_lineage``          the :class:`~flower.core.lineage.Lineage` (``continuous`` only)
 ``_woke``             which wake-up this is: 1 on a first run, 2 on the next process…
 ``_aborted``          why a gate raised :class:`StepAbort`
+``_failed_why``       why the step at ``_failed_at`` stopped the run (one line)
+``_gate_why``         what a gate found wrong with the last answer (set by gates that know)
 ``_failed_at``        the step whose failure stopped the workflow (``on_fail="stop"``)
 ====================  ====================================================================
 """
@@ -201,7 +203,7 @@ class Workflow:
         ctx["_runtime"] = runtime
         ctx["_on_event"] = on_event
         ctx["_channel"] = self.channel
-        for stale in ("_failed_at", "_aborted"):  # an earlier run's outcome is not this one's
+        for stale in ("_failed_at", "_failed_why", "_aborted", "_gate_why"):  # not this run's
             ctx.pop(stale, None)
         lent = self.channel is not None and getattr(self.channel, "on_event", False) is None
         if lent:
@@ -233,6 +235,7 @@ class Workflow:
             self.workbench.ensure()
             runtime.workbench = self.workbench
         outer_ctx, runtime.ctx = getattr(runtime, "ctx", None), ctx
+        outcome = _Outcome(runtime if lineage is not None else None)
         try:
             total = len(self.steps)
             for index, step in enumerate(self.steps, 1):
@@ -240,6 +243,7 @@ class Workflow:
                     info = {"index": index, "total": total, "woke": woke}
                     emit(Event("skip", info, step=step.name), on_event)
                     continue
+                outcome.running(step.name)
                 result, passed = await self._run_step(
                     step, ctx, runtime, lineage, index=index, on_event=on_event
                 )
@@ -255,6 +259,12 @@ class Workflow:
                     continue
                 if step.on_fail == "stop":
                     ctx["_failed_at"] = step.name
+                    ctx["_failed_why"] = _failure(result, ctx)
+                    if result.ok:  # its session was fine: its check refused the answer
+                        result.refused = ctx["_failed_why"]
+                        resave = getattr(runtime, "resave", None)
+                        if callable(resave):
+                            resave()
                     break
                 if step.on_fail == "continue":
                     ctx[step.name] = result.text
@@ -265,6 +275,10 @@ class Workflow:
                     print(f"flower: the workflow's finish failed: {exc}", file=sys.stderr)
                 if lineage is not None:  # what finish wrote is no drift for the next wake
                     record(lineage.workspace, lineage.path.parent)
+            outcome.ended(ctx)
+        except BaseException as exc:
+            outcome.broke(exc)
+            raise
         finally:
             runtime.ctx = outer_ctx
             if self.workbench is not None:
@@ -396,6 +410,65 @@ class Workflow:
                 prompt, resume, fork = step.render(ctx), start_resume, start_fork
         assert result is not None
         return result, passed
+
+
+def _failure(result: StepResult, ctx: Ctx) -> str:
+    """Why a step stopped the run, in a line (the closing line, status and the next wake
+    say it): a gate's abort, the step's own error, or what its answer lacked."""
+    if ctx.get("_aborted"):
+        return str(ctx["_aborted"])
+    if not result.ok and result.error:
+        return result.error
+    from flower.core.goal import VERDICT_KEY
+
+    verdict = ctx.get(VERDICT_KEY)
+    if verdict is not None and not getattr(verdict, "achieved", True):
+        state = getattr(verdict, "state", "") or "vague"
+        return f"the judge's last verdict was {state}: {getattr(verdict, 'reason', '')}".strip()
+    if ctx.get("_gate_why"):  # a gate said what was wrong (frozen_step: the sections)
+        return str(ctx["_gate_why"])
+    attempts = result.attempts or 1
+    return f"its answer did not pass the step's check ({attempts} attempt(s))"
+
+
+class _Outcome:
+    """Keeps ``outcome.json`` (:mod:`flower.core.outcome`) up to date for a continuous run:
+    which step runs now, then how the run ended."""
+
+    def __init__(self, runtime: Any) -> None:
+        self.run_dir = getattr(runtime, "run_dir", None) if runtime is not None else None
+        self.step = ""
+
+    def running(self, step: str) -> None:
+        self.step = step
+        self._write("running")
+
+    def ended(self, ctx: Ctx) -> None:
+        from flower.core.goal import VERDICT_KEY
+
+        if ctx.get("_failed_at"):
+            self._write("stopped", step=str(ctx["_failed_at"]), why=str(ctx.get("_failed_why")))
+            return
+        verdict = ctx.get(VERDICT_KEY)
+        achieved = getattr(verdict, "achieved", False)
+        self._write("done", why="the goal was met (the judge: achieved)" if achieved else "")
+
+    def broke(self, exc: BaseException) -> None:
+        import asyncio
+
+        if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+            self._write("quit")
+        elif not isinstance(exc, SystemExit):  # a signal's exit leaves "running": killed
+            self._write("stopped", why=" ".join(str(exc).split())[:300] or type(exc).__name__)
+
+    def _write(self, state: str, *, step: str | None = None, why: str = "") -> None:
+        if self.run_dir is None:
+            return
+        from pathlib import Path
+
+        from flower.core.outcome import write_outcome
+
+        write_outcome(Path(self.run_dir), state, step=self.step if step is None else step, why=why)
 
 
 def _late_answers(runtime: Any, step: str) -> str:

@@ -76,9 +76,12 @@ def frozen_step(
     def gate(result: StepResult, ctx: Ctx) -> bool:
         doc = document.parse(result.text)
         if not doc.complete():
+            missing: list[str] = list(getattr(doc, "missing", list)())
+            ctx["_gate_why"] = "the answer lacked " + (", ".join(missing) or "a section")
             if on_incomplete is not None:
                 on_incomplete(doc, ctx)
             return False
+        ctx.pop("_gate_why", None)
         doc = _freeze(document, doc, path)
         load_into(ctx, doc)
         if on_frozen is not None:

@@ -22,6 +22,7 @@ for it.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from flower.core.events import Event, EventCallback, emit
 from flower.core.goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY, Goal, Verdict
-from flower.core.ledger import override_row, record, verdict_row
+from flower.core.ledger import override_row, record, rounds_ruled, verdict_row
 from flower.core.roles import judge
 from flower.workflow.base import Ctx, Step, StepAbort
 from flower.workflow.frozen import frozen_step
@@ -198,6 +199,7 @@ def with_goal(
         runtime = ctx.get("_runtime")
         if runtime is None:
             raise StepAbort(NO_RUNTIME)
+        seed_rounds(ctx)
         round_ = ctx[ROUND_KEY] = int(ctx.get(ROUND_KEY) or 0) + 1
         goal = current_goal(ctx)
         on_event = ctx.get("_on_event")
@@ -247,7 +249,20 @@ def with_goal(
         verdict = ctx.get(VERDICT_KEY)
         return verdict.feedback() if isinstance(verdict, Verdict) else ""
 
-    return replace(step, retries=rounds - 1, gate=gate, on_reject=on_reject)
+    def seed_rounds(ctx: Ctx) -> None:
+        """Count on from the rounds earlier processes of this run had ruled (the store's
+        ledger): a wake numbers its first round after them, never "round 1" again."""
+        if ROUND_KEY not in ctx:
+            ctx[ROUND_KEY] = rounds_ruled(ctx.get("_runtime"), step.name)
+
+    async def when(ctx: Ctx) -> bool:
+        seed_rounds(ctx)  # before the work round: its refusals belong to the right round
+        if step.when is None:
+            return True
+        decided = step.when(ctx)
+        return bool(await decided) if inspect.isawaitable(decided) else bool(decided)
+
+    return replace(step, retries=rounds - 1, gate=gate, on_reject=on_reject, when=when)
 
 
 async def _ask_about_unreachable(
