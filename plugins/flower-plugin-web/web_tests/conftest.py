@@ -41,10 +41,9 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-@pytest.fixture
-def browser() -> Iterator[Any]:
+def chromium(*flags: str) -> Any:
     """Headless Chromium driven by Selenium, with the system's chromedriver (nothing is
-    downloaded)."""
+    downloaded); ``flags`` are added to Chromium's command line."""
     missing = "no chromium/chromedriver: apt-get install chromium chromium-driver"
     need(bool(CHROMIUM and CHROMEDRIVER), missing)
     from selenium import webdriver
@@ -60,10 +59,18 @@ def browser() -> Iterator[Any]:
         "--window-size=1280,900",
         "--no-first-run",
         "--disable-background-networking",
+        *flags,
     ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
     driver.set_page_load_timeout(30)
+    driver.set_script_timeout(30)
+    return driver
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    driver = chromium()
     try:
         yield driver
     finally:

@@ -2,8 +2,9 @@
 
 ``Flood(host, port, n)`` keeps ``n`` sockets connected that never send a byte; with
 ``reconnect`` it opens a new one whenever the server closes one (the harder case: the
-server must keep evicting). ``owner_latencies`` times requests that carry the token,
-each on a fresh connection, as a browser opening the page would.
+server must keep evicting), at most ``rate`` a second (the tests share two cores).
+``owner_latencies`` times requests that carry the token, each on a fresh connection,
+as a browser opening the page would.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class Flood:
     port: int
     n: int
     reconnect: bool = False
+    rate: float = 2000.0  # new connections a second at most, once all n are open
     opened: int = 0
     closed_by_server: int = 0
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -59,8 +61,16 @@ class Flood:
 
         for _ in range(self.n):
             connect()
+        owed, stamp = 0, time.monotonic()  # reconnections due, paced to ``rate``
         while not self._stop.is_set():
-            for key, _ in sel.select(0.1):
+            now = time.monotonic()
+            budget = int((now - stamp) * self.rate)
+            if budget:
+                stamp = now
+                for _ in range(min(owed, budget)):
+                    connect()
+                    owed -= 1
+            for key, _ in sel.select(0.01 if owed else 0.1):
                 sock = key.fileobj
                 assert isinstance(sock, socket.socket)
                 try:
@@ -74,7 +84,7 @@ class Flood:
                     sock.close()
                     self.closed_by_server += 1
                     if self.reconnect:
-                        connect()
+                        owed += 1
         for key in list(sel.get_map().values()):
             key.fileobj.close()  # type: ignore[union-attr]
         sel.close()

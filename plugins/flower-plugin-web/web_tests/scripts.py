@@ -18,6 +18,13 @@ BRIEF = (
     "## 边界\n只动 hello.txt\n## 未知与假设\n无"
 )
 GOAL = "## 目标\nhello.txt 写好\n## 判定清单\n- cat hello.txt 输出 hi"
+#: The coordinator's dispatch of the one worker (a ``coder`` subagent, in the foreground).
+DISPATCH = {
+    "description": "write hello",
+    "prompt": "create hello.txt containing hi",
+    "subagent_type": "coder",
+    "run_in_background": False,
+}
 
 
 def clarifier() -> Conversation:

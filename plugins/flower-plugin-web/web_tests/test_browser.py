@@ -39,12 +39,6 @@ SECOND_Q = "要不要顺便写测试?"
 INBOX = "另外把 README 也写上"
 ASIDE = "现在到哪了?"
 ORACLE_SAYS = "在干活这一步,协调者在等你回答要不要写测试。"
-DISPATCH = {
-    "description": "write hello",
-    "prompt": "create hello.txt containing hi",
-    "subagent_type": "coder",
-    "run_in_background": False,
-}
 
 
 def script() -> list[Any]:
@@ -66,7 +60,7 @@ def script() -> list[Any]:
         W.clarifier(),
         W.coordinator(
             tool("mcp__human__ask", {"question": SECOND_Q, "options": ["要", "不要"]}),
-            tool("Agent", DISPATCH),
+            tool("Agent", W.DISPATCH),
             text("ROUND-1-REPORT 写好了"),
         ),
     ]

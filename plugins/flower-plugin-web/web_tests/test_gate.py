@@ -44,22 +44,28 @@ def test_a_flood_past_the_budget_holds_no_more_and_the_owner_is_served(
     tmp_path: Path, reconnect: bool, capfd: pytest.CaptureFixture[str]
 ) -> None:
     hub, _, _ = hub_with_question(tmp_path)
-    limits = Limits(connections=32)
-    with served(hub, limits) as running:
+    with served(hub, Limits(connections=64)) as running:
         port, gate = port_of(running), running.gate
-        most = 0
+        held: list[int] = []
         with Flood("127.0.0.1", port, 400, reconnect=reconnect) as flood:
+            deadline = time.monotonic() + 15  # the kernel lets the flood in by waves
+            while not gate.evicted and time.monotonic() < deadline:
+                held.append(gate.open)
+                time.sleep(0.02)
             times = owner_latencies("127.0.0.1", port, TOKEN, count=8)
-            most = max(most, gate.open)
-        served_ = [t for t in times if isinstance(t, float)]
-        print(
-            f"flood of {flood.opened} ({'reconnecting' if reconnect else 'idle'}):", summary(times)
+            held.append(gate.open)
+        stats = (
+            f"{flood.opened} opened ({'re' if reconnect else ''}connecting):"
+            f" {summary(times)}; budget {gate.budget}, most held {max(held)},"
+            f" evicted {gate.evicted}, refused {gate.refused}"
         )
-        stats = f"{summary(times)}; evicted {gate.evicted}, refused {gate.refused}"
+        with capfd.disabled():
+            print(stats)  # the figures, for whoever runs this with -s
+        served_ = sorted(t for t in times if isinstance(t, float))
+        assert gate.evicted, stats  # the flood did reach past the budget
         assert len(served_) == len(times), stats  # the owner is never turned away
-        assert sorted(served_)[len(served_) // 2] < 0.5, summary(times)
-        assert gate.open <= 32 + 2 * BACKLOG and most <= 32 + 2 * BACKLOG  # never past the budget
-        assert flood.closed_by_server > 0 and gate.evicted > 0
+        assert served_[len(served_) // 2] < 0.5, stats
+        assert max(held) <= 64 + 2 * BACKLOG, stats  # never past the budget (and a batch)
     assert "Traceback" not in capfd.readouterr().err
 
 

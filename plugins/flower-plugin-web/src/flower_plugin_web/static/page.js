@@ -69,7 +69,9 @@ function line(e) {
 }
 
 function showAsk(p) {
-  const old = $("ask-" + p.id); if (old) old.remove();
+  const old = $("ask-" + p.id);
+  if (old && p.state === "asked") return;  // shown already: keep what is being typed in it
+  if (old) old.remove();
   if (p.state !== "asked") { if (!$("asks").querySelector(".ask")) $("noasks").hidden = false; return; }
   $("noasks").hidden = true;
   const box = el("div", undefined, "ask"); box.id = "ask-" + p.id;
