@@ -1,15 +1,18 @@
 """What the page costs a run, per event: ``emit()`` with the terminal renderer alone vs
-the same renderer with the page on and a browser-like client reading the live stream.
+the same renderer with the page on and 1, then 100, pages reading the live stream.
 
     python plugins/flower-plugin-web/benchmarks/latency.py [--events 20000] [--rounds 7]
+                                                           [--pages 1 100]
 
 Both sides run in this process, alternated, over the same event mix (the one
-``benchmarks/render.py`` uses); the renderer writes to ``/dev/null`` with colour on.
-Reported: microseconds per event in the emitting thread (what the run itself pays), in
-a burst (back to back: the page's server thread competes for the interpreter) and 2 ms
-apart (as a run emits them: the server works in between), as medians and their ratios;
-and how long an event takes from ``emit()`` to the client (p50 / p95). Nothing here is
-a pass/fail test: these machines are noisy.
+``benchmarks/render.py`` uses); the renderer writes to ``/dev/null`` with colour on. The
+pages are another process (a browser is one): one connection each to ``/events`` with
+the token, read as fast as they come. Reported, for each number of pages: microseconds
+per event in the emitting thread (what the run itself pays), in a burst (back to back:
+the page's server thread competes for the interpreter) and 2 ms apart (as a run emits
+them: the server works in between), as medians and their ratios; and how long an event
+takes from ``emit()`` to the first page (p50 / p95). Nothing here is a pass/fail test:
+these machines are noisy.
 """
 
 from __future__ import annotations
@@ -24,45 +27,61 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
-
-#: The browser stand-in: another process (a browser is one), reading ``/events`` as
-#: EventSource does and noting when each event id arrived, on the system-wide clock.
+#: The pages: ``n`` connections to ``/events`` in one process, all drained; the first
+#: notes when each event id arrived, on the system-wide clock.
 CLIENT = """
-import http.client, json, sys, time
-host, port, out = sys.argv[1], int(sys.argv[2]), open(sys.argv[3], "w")
-conn = http.client.HTTPConnection(host, port)
-conn.request("GET", "/events", headers={"Accept": "text/event-stream"})
-for raw in conn.getresponse():
-    if raw.startswith(b"data: "):
-        out.write(f"{json.loads(raw[6:])['id']} {time.monotonic()}\\n")
-        out.flush()
+import selectors, socket, sys, time
+host, port, token, n, out = sys.argv[1:6]
+port, n = int(port), int(n)
+log = open(out, "w")
+sel = selectors.DefaultSelector()
+ask = (f"GET /events HTTP/1.1\\r\\nHost: {host}:{port}\\r\\nX-Flower-Token: {token}\\r\\n"
+       "Accept: text/event-stream\\r\\n\\r\\n").encode()
+for i in range(n):
+    s = socket.create_connection((host, port))
+    s.sendall(ask)
+    s.setblocking(False)
+    sel.register(s, selectors.EVENT_READ, i)
+rest = b""
+while sel.get_map():
+    for key, _ in sel.select():
+        try:
+            data = key.fileobj.recv(1 << 16)
+        except BlockingIOError:
+            continue
+        if not data:
+            sel.unregister(key.fileobj)
+            continue
+        if key.data == 0:
+            now = time.monotonic()
+            lines = (rest + data).split(b"\\n")
+            rest = lines.pop()
+            for line in lines:
+                if line.startswith(b"id: "):
+                    log.write(f"{line[4:].decode().split('-')[1]} {now}\\n")
+            log.flush()
 """
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", type=int, default=20_000)
-    parser.add_argument("--rounds", type=int, default=7)
-    args = parser.parse_args()
-
-    from flower_plugin_web.hub import HUB, Where
+def measure(pages: int, events: list, view: object, rounds: int) -> dict[str, float]:
+    from flower_plugin_web.hub import HUB
     from flower_plugin_web.server import serve
-    from render import stream_of_events  # benchmarks/render.py: the same mix
 
     from flower.core.events import emit
-    from flower.ui.render import Renderer
-    from flower.ui.terminal import Terminal
 
-    events = stream_of_events(args.events)
-    sink = open("/dev/null", "w", encoding="utf-8")
-    view = Renderer(Terminal(sink, color=True))
-    HUB.where = Where(workspace=Path("."), run_dir=Path("runs"), workbench=Path(".flower"))
-    server = serve("127.0.0.1", 0, token=None)
+    token = "benchmark-token"
+    server = serve("127.0.0.1", 0, token=token)
     host, port = server.url.split("//")[1].split(":")
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "arrived.txt"
-        client = subprocess.Popen([sys.executable, "-c", CLIENT, host, port, str(log)])
-        time.sleep(1.0)  # the client is connected before anything is measured
+        client = subprocess.Popen(
+            [sys.executable, "-c", CLIENT, host, port, token, str(pages), str(log)]
+        )
+        deadline = time.monotonic() + 20
+        while HUB.pages() < pages and time.monotonic() < deadline:
+            time.sleep(0.05)
+        connected = HUB.pages()
+        time.sleep(0.5)
 
         def run(page: bool) -> float:
             HUB.enabled = page
@@ -72,7 +91,7 @@ def main() -> int:
             return (time.perf_counter() - started) / len(events) * 1e6
 
         alone, with_page = [], []
-        for _ in range(args.rounds):
+        for _ in range(rounds):
             alone.append(run(False))
             with_page.append(run(True))
         sent: dict[int, float] = {}
@@ -80,31 +99,62 @@ def main() -> int:
         for index, event in enumerate(events[:2000]):  # one at a time, a little apart,
             page = HUB.enabled = index % 2 == 1  # as a run emits them
             if page:
-                sent[HUB.next_id] = time.monotonic()
+                sent[HUB.last + 1] = time.monotonic()
             started = time.perf_counter()
             emit(event, view)
             spaced[page].append((time.perf_counter() - started) * 1e6)
             time.sleep(0.002)
         HUB.enabled = False
         time.sleep(1.0)
+        server.stop()
         client.terminate()
         client.wait(5)
         arrived = dict(line.split() for line in log.read_text().splitlines() if " " in line)
-    server.stop()
     delays = [(float(arrived[str(i)]) - t) * 1e3 for i, t in sent.items() if str(i) in arrived]
-    a, p = statistics.median(alone), statistics.median(with_page)
-    print(f"{len(events)} events per round, {args.rounds} alternated rounds, medians")
-    print(f"  terminal renderer alone      {a:8.2f} us/event")
-    print(f"  renderer + page (1 client)   {p:8.2f} us/event   ratio {p / a:.2f}")
-    print(f"  added by the page            {p - a:8.2f} us/event")
-    sa, sp = statistics.median(spaced[False]), statistics.median(spaced[True])
-    print(f"  events 2 ms apart: alone {sa:.2f} us, with the page {sp:.2f} us, ratio {sp / sa:.2f}")
+    figures = {
+        "pages": float(connected),
+        "alone": statistics.median(alone),
+        "page": statistics.median(with_page),
+        "spaced_alone": statistics.median(spaced[False]),
+        "spaced_page": statistics.median(spaced[True]),
+    }
     if len(delays) > 20:
-        q = statistics.quantiles(delays, n=20)
-        print(
-            f"  emit -> client ({len(delays)} events): p50 {statistics.median(delays):.2f} ms,"
-            f" p95 {q[18]:.2f} ms"
-        )
+        figures["p50_ms"] = statistics.median(delays)
+        figures["p95_ms"] = statistics.quantiles(delays, n=20)[18]
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--pages", type=int, nargs="+", default=[1, 100])
+    args = parser.parse_args()
+
+    from flower_plugin_web.gate import raise_fd_limit
+    from flower_plugin_web.hub import HUB, Where
+    from render import stream_of_events  # benchmarks/render.py: the same mix
+
+    from flower.ui.render import Renderer
+    from flower.ui.terminal import Terminal
+
+    raise_fd_limit()
+    events = stream_of_events(args.events)
+    sink = open("/dev/null", "w", encoding="utf-8")
+    view = Renderer(Terminal(sink, color=True))
+    HUB.where = Where(workspace=Path("."), run_dir=Path("runs"), workbench=Path(".flower"))
+    print(f"{len(events)} events per round, {args.rounds} alternated rounds, medians")
+    for pages in args.pages:
+        f = measure(pages, events, view, args.rounds)
+        a, p = f["alone"], f["page"]
+        sa, sp = f["spaced_alone"], f["spaced_page"]
+        print(f"{int(f['pages'])} page(s) connected")
+        print(f"  terminal renderer alone      {a:8.2f} us/event")
+        print(f"  renderer + page              {p:8.2f} us/event   ratio {p / a:.2f}")
+        print(f"  added by the page            {p - a:8.2f} us/event")
+        print(f"  2 ms apart: alone {sa:.2f} us, with the page {sp:.2f} us, ratio {sp / sa:.2f}")
+        if "p50_ms" in f:
+            print(f"  emit -> first page: p50 {f['p50_ms']:.2f} ms, p95 {f['p95_ms']:.2f} ms")
     return 0
 
 
