@@ -195,5 +195,8 @@ def test_a_page_bound_elsewhere_answers_to_the_machine_and_its_address() -> None
     assert guard.host_ok("127.0.0.1:8765", "127.0.0.1")
     assert not guard.host_ok("10.0.0.9:8765", "192.168.1.5")  # an address it did not
     assert not guard.host_ok("evil.example:8765", "192.168.1.5")
-    extra = Guard.bound("127.0.0.1", 8765, "t", extra=("proxy.lan",))
+    extra = Guard.bound("127.0.0.1", 8765, "t", extra=("proxy.lan", "LOCALHOST:9000"))
     assert extra.host_ok("proxy.lan:8765", None) and not extra.host_ok(f"{name}:8765", None)
+    assert extra.host_ok("localhost:9000", None)  # an SSH forward from another port
+    assert extra.origin_ok("http://localhost:9000", None)
+    assert not extra.host_ok("proxy.lan:9000", None) and not extra.host_ok("127.0.0.1:9000", None)

@@ -97,12 +97,15 @@ class Guard:
         local_ips: Also answer to an IP address when it is the one the connection came
             in on (a wildcard bind: the machine's addresses are not known in advance,
             and an address cannot be re-pointed the way a name can).
+        hostports: ``name:port`` pairs answered to whatever the bound port (a proxy,
+            an SSH forward from another local port).
     """
 
     token: str
     port: int
     names: frozenset[str] = field(default_factory=frozenset)
     local_ips: bool = False
+    hostports: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
     def bound(cls, host: str, port: int, token: str, *, extra: Iterable[str] = ()) -> Guard:
@@ -110,20 +113,31 @@ class Guard:
         address itself, this machine's names and the connection's own IP address when
         bound elsewhere; plus ``extra`` (``--allow-host``)."""
         names = {"127.0.0.1", "localhost", "::1"}
-        names.update(name.lower().strip("[]") for name in extra if name)
+        hostports = set()
+        for given in extra:
+            parts = urlsplit("//" + given.strip())
+            if parts.hostname and parts.port:
+                hostports.add(f"{parts.hostname}:{parts.port}")
+            elif parts.hostname:
+                names.add(parts.hostname)
         if not loopback(host):
             if not wildcard(host):
                 names.add(host.lower().strip("[]"))
             for name in (socket.gethostname(), socket.getfqdn()):
                 if name:
                     names.update((name.lower(), name.split(".")[0].lower()))
-        return cls(token=token, port=port, names=frozenset(names), local_ips=not loopback(host))
+        return cls(
+            token=token,
+            port=port,
+            names=frozenset(names),
+            local_ips=not loopback(host),
+            hostports=frozenset(hostports),
+        )
 
     def shown(self) -> str:
         """The names, for a refusal."""
-        return ", ".join(
-            sorted(f"[{n}]:{self.port}" if ":" in n else f"{n}:{self.port}" for n in self.names)
-        )
+        names = [f"[{n}]:{self.port}" if ":" in n else f"{n}:{self.port}" for n in self.names]
+        return ", ".join(sorted([*names, *self.hostports]))
 
     def host_ok(self, hostport: str, local: str | None) -> bool:
         """Whether ``host[:port]`` (a ``Host`` header, or an origin's) names this page;
@@ -133,7 +147,11 @@ class Guard:
             name, port = (parts.hostname or ""), (parts.port or 80)
         except ValueError:
             return False
-        if port != self.port or not name or parts.username or parts.password:
+        if not name or parts.username or parts.password:
+            return False
+        if f"{name}:{port}" in self.hostports:
+            return True
+        if port != self.port:
             return False
         if name in self.names:
             return True
