@@ -34,9 +34,9 @@ def test_a_store_at_0004_gains_the_lineages_table(store_target: str) -> None:
         migrate.upgrade(store_target)
     store = SqliteSessionStore(store_target)  # an embedded file upgrades itself on open
     try:
-        assert migrate.current(store_target) == migrate.head() == "0005"
+        assert migrate.current(store_target) == migrate.head()
         store.save_lineage("run-a", "m1", DOC)
         assert store.load_lineage("run-a") == DOC
     finally:
         store.close()
-    assert migrate.downgrade(store_target, "0004") == ("0005", "0004")
+    assert migrate.downgrade(store_target, "0004") == (migrate.head(), "0004")

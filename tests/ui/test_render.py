@@ -38,6 +38,7 @@ SAMPLE: dict[str, Any] = {
     "files": [{"path": "/ws/CLAUDE.md", "action": "appended", "warning": "2 start markers"}],
     "mechanical": False, "why": "", "audited": 2, "open_items": {"mail": 1, "failed_check": 1},
     "stopped": False, "summed_up": False,
+    "spent": 0.0412, "cap": 0.05, "left": 0.0088, "run": "4111abcd", "suggested": 0.11,
 }  # fmt: skip
 #: Every value an enumerated payload field takes.
 VARIANTS: dict[str, list[dict[str, Any]]] = {
@@ -58,6 +59,7 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
     "step": [{"resumed": True}, {"resumed": False}],
     "override": [{"choice": c} for c in ("accept", "change_goal", "misjudged")],
     "bequest": [{"mechanical": True, "why": "HTTP 400"}, {"files": []}],
+    "budget": [{"phase": p} for p in ("spent", "near", "reached")] + [{"cap": None}],
 }  # fmt: skip
 
 
@@ -85,6 +87,7 @@ def test_the_docs_table_is_read() -> None:
     missing = {k for keys in kinds.values() for k in keys} - set(SAMPLE)
     values = {"init", "api_retry", "near", "writing", "done", "queued", "delivered", "accept"}
     values |= {"change_goal", "misjudged", "created", "replaced", "appended", "unchanged"}
+    values |= {"reached"}  # the budget's phases
     assert not missing - values - {"failed", "action", "warning"}
 
 

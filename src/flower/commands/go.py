@@ -7,22 +7,26 @@ Without a terminal the ask is read from standard input, so ``echo "make X" | flo
 --timeout 0`` runs unattended.
 
 Exit codes: 0 the goal was met (or the work ended without a goal), 1 the workflow
-stopped on a failed step, 2 bad input (a flag, the workspace, credentials), 130 quit.
+stopped on a failed step, 2 bad input (a flag, the workspace, credentials), 3 the run's
+budget is spent (``--budget``: stopped at a safe point, a higher budget goes on), 130 quit.
 
 Only click is imported at load time: ``flower --help`` must stay light.
 """
 
 from __future__ import annotations
 
+import shlex
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from flower.commands import EXIT_QUIT, EXIT_USAGE
+from flower.commands import EXIT_BUDGET, EXIT_QUIT, EXIT_USAGE
 from flower.commands.options import (
     FORCE_HELP,
     Globals,
+    budget_option,
     check_asks,
     check_rounds,
     check_timeout,
@@ -30,12 +34,18 @@ from flower.commands.options import (
     with_globals,
 )
 
+if TYPE_CHECKING:
+    from flower.core.budget import BudgetReached
+
 #: (the explanation, the short prompt): the line editor keeps a prompt to half the width.
 WAKE_PROMPT = ("Continue? Enter = carry on; a line = tell it more; /new = start over", "> ")
 DONE_PROMPT = (
-    "It finished. Enter = leave it as it is; a line = more work on it; /new = start over",
+    "It finished. Enter = leave it as it is; /again = another round anyway;"
+    " a line = more work on it; /new = start over",
     "> ",
 )
+#: What read_ask returns for ``/again`` after a finished run: carry on as Enter would.
+AGAIN = "/again"
 ASK_PROMPT = ("What should it do? One sentence is enough (Ctrl-C quits).", "> ")
 NEW_PROMPT = ("What should the new piece of work be? (Ctrl-C quits)", "new > ")
 
@@ -66,6 +76,7 @@ _NEW = "Do not continue: archive the last brief, goal and lineage, start over."
 @click.option("--no-trim", is_flag=True, help="Keep large old tool results whole when resuming.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option("--no-bequest", is_flag=True, help=_NO_BEQUEST)
+@budget_option
 def go(
     ask: tuple[str, ...],
     g: Globals,
@@ -82,6 +93,7 @@ def go(
     no_trim: bool,
     force: bool,
     no_bequest: bool,
+    budget: float | None,
 ) -> None:
     """Clarify the request, set a goal with checks, work until an independent judge agrees.
 
@@ -107,21 +119,49 @@ def go(
         "isolate": isolate,
         "clarify_only": clarify_only,
         "bequest": not no_bequest,
+        "budget_usd": budget,
     }
     window = check_window(window)
     from flower.commands.launch import launch_starter
+    from flower.core.budget import BudgetReached
 
-    code = launch_starter(
-        " ".join(ask).strip(),
-        g,
-        settings,
-        new=new,
-        window=window,
-        handoff=not no_handoff,
-        trim=not no_trim,
-        force=force,
-    )
+    try:
+        code = launch_starter(
+            " ".join(ask).strip(),
+            g,
+            settings,
+            new=new,
+            window=window,
+            handoff=not no_handoff,
+            trim=not no_trim,
+            force=force,
+        )
+    except BudgetReached as stop:
+        code = budget_stopped(stop, g, "flower")
     sys.exit(code)
+
+
+def budget_stopped(stop: BudgetReached, g: Globals, command: str) -> int:
+    """The closing lines of a run its budget stopped, with the command that continues it
+    (``command`` plus the folder flags when they are not the defaults); ``EXIT_BUDGET``.
+
+    Printed here, not by the view: the run ended with an exception at a safe point, and
+    the line a human needs (how to go on) depends on the command they typed.
+    """
+    from flower.core.budget import money
+
+    flags = ""
+    if g.workspace != Path.cwd():
+        flags += f" -w {shlex.quote(str(g.workspace))}"
+    if g.run_dir != g.workspace / "runs":
+        flags += f" -r {shlex.quote(str(g.run_dir))}"
+    manifest = g.run_dir / "manifest.json"
+    if manifest.is_relative_to(Path.cwd()):
+        manifest = manifest.relative_to(Path.cwd())
+    click.echo(f"x stopped by the budget: {money(stop.spent)} of {money(stop.cap)} spent")
+    click.echo(f"  the step in flight is saved ({manifest}) and goes on where it stopped")
+    click.echo(f"  to go on, raise the budget: {command}{flags} --budget {stop.suggested:g}")
+    return EXIT_BUDGET
 
 
 def read_ask(
@@ -148,6 +188,8 @@ def read_ask(
         said = ask_line(terminal, DONE_PROMPT if finished else WAKE_PROMPT)
         if said is None:
             return None
+        if finished and said.strip() == AGAIN:
+            return AGAIN, False
         if said.strip() != "/new":
             return said.strip(), False
         while True:
@@ -164,4 +206,4 @@ def read_ask(
             return said.strip(), False
 
 
-__all__ = ["EXIT_QUIT", "EXIT_USAGE", "go", "read_ask"]
+__all__ = ["EXIT_BUDGET", "EXIT_QUIT", "EXIT_USAGE", "budget_stopped", "go", "read_ask"]

@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 import click
 
+from flower.core.budget import BUDGET_ENV
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Below this a context window cannot hold Claude Code's own prompt plus a handoff: every
@@ -30,6 +32,12 @@ MIN_WINDOW = 60_000
 FORCE_HELP = (
     "Run even if another flower holds this run (run_dir/run.lock names it): only when you"
     " know it is gone, or mean to run both."
+)
+#: ``--budget`` on the commands that run a workflow (``go``, ``run``, and ``web`` through go).
+BUDGET_HELP = (
+    "The most the whole run may spend, in USD: every session of every wake counts. Kept"
+    " with the run (a later flower without it keeps the cap); raise it to go on after a"
+    " stop; 'none' clears it."
 )
 
 
@@ -146,6 +154,39 @@ def check_timeout(value: float) -> float:
     return value
 
 
+def check_budget(value: object, *, hint: str = "--budget") -> float | None:
+    """``--budget`` / ``FLOWER_BUDGET``: USD above 0, ``inf`` for ``none`` (clears the cap
+    the run kept), ``None`` when not given. Anything else is a one-line usage error naming
+    ``hint``, where the value came from."""
+    if value is None or not str(value).strip():
+        return None
+    from flower.core.budget import parse_budget
+
+    try:
+        return parse_budget(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=hint) from None
+
+
+def _budget_callback(ctx: click.Context, param: click.Parameter, value: object) -> float | None:
+    source = ctx.get_parameter_source(param.name or "budget")
+    from_env = source is click.core.ParameterSource.ENVIRONMENT
+    return check_budget(value, hint=BUDGET_ENV if from_env else "--budget")
+
+
+def budget_option(command: F) -> F:
+    """``--budget USD`` (``FLOWER_BUDGET`` when absent) on a command that runs a workflow."""
+    return click.option(
+        "--budget",
+        default=None,
+        metavar="USD",
+        envvar=BUDGET_ENV,
+        show_envvar=True,
+        callback=_budget_callback,
+        help=BUDGET_HELP,
+    )(command)
+
+
 def check_window(value: int | None) -> int | None:
     if value is not None and value < MIN_WINDOW:
         raise click.BadParameter(
@@ -157,9 +198,13 @@ def check_window(value: int | None) -> int | None:
 
 
 __all__ = [
+    "BUDGET_ENV",
+    "BUDGET_HELP",
     "MIN_WINDOW",
     "Globals",
+    "budget_option",
     "check_asks",
+    "check_budget",
     "check_rounds",
     "check_timeout",
     "check_window",

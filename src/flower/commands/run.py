@@ -3,11 +3,13 @@
 TARGET is ``package.module:name`` or ``path/to/file.py:name``; ``name`` is a
 ``Workflow`` or a callable that returns one (called once, with no arguments). The
 workflow runs in the workspace with the same terminal as the main job: questions through
-its channel, the inbox, side questions, Ctrl-C, a closing line.
+its channel, the inbox, side questions, Ctrl-C, a closing line. ``--budget`` caps what the
+whole run spends, as for the main job.
 """
 
 from __future__ import annotations
 
+import shlex
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -16,31 +18,39 @@ from typing import Any
 import click
 
 from flower.commands import EXIT_USAGE
-from flower.commands.options import FORCE_HELP, Globals, with_globals
+from flower.commands.options import FORCE_HELP, Globals, budget_option, with_globals
 
 
 @click.command(name="run")
 @with_globals
 @click.argument("target")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
+@budget_option
 def run(
     target: str,
     g: Globals,
     force: bool,
+    budget: float | None,
 ) -> None:
     """Run your own workflow: flower run flows.py:main (or package.module:main)."""
     workflow = load_workflow(target)
+    from flower.commands.go import budget_stopped
     from flower.commands.launch import drive, hold_run, make_view, open_runtime
+    from flower.core.budget import Budget, BudgetReached
 
     terminal, renderer, interactive = make_view(g)
     rt = open_runtime(g, terminal, interactive, workbench=bool(g.workbench), trim=bool(g.trim))
     if rt is None:
         sys.exit(EXIT_USAGE)
+    if budget is not None:  # else the run's kept cap, if any (core/budget.py)
+        rt.budget = Budget(budget)
     with ExitStack() as held:
         try:
             if not hold_run(g, held, rt, force=force):
                 sys.exit(EXIT_USAGE)
             code = drive(workflow, rt, terminal, renderer, interactive)
+        except BudgetReached as stop:
+            code = budget_stopped(stop, g, f"flower run {shlex.quote(target)}")
         finally:
             rt.close()
     sys.exit(code)

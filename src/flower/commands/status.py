@@ -3,7 +3,8 @@
 Read-only and cheap: no credentials, no model. It reads the wake state (brief, goal,
 lineage), ``manifest.json`` (every step and round, cost, context, the judge's last
 ruling), the questions a live run is waiting on (``pending.json``) and, from the session
-store, the run's judge ledger (rounds, verdicts, overrides, agreement with the human).
+store, the run's judge ledger (rounds, verdicts, overrides, agreement with the human) and
+its budget (spent of the cap, every process's sessions counted).
 """
 
 from __future__ import annotations
@@ -63,7 +64,14 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
         {
             key: row.get(key)
             for key in (
-                "step", "ok", "attempts", "cost_usd", "context", "error", "session_id", "refused"
+                "step",
+                "ok",
+                "attempts",
+                "cost_usd",
+                "context",
+                "error",
+                "session_id",
+                "refused",
             )
         }
         for row in rows
@@ -96,6 +104,7 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
         "drift": state["drift"],
         "active": holder_of(run_dir),
         "judge": judge_summary(run_dir, workspace),
+        "budget": budget_summary(run_dir, workspace),
     }
 
 
@@ -114,6 +123,58 @@ def judge_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
     except StoreError as exc:
         return {"error": str(exc)}
     return agreement(rows) if rows else None
+
+
+def budget_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
+    """This run's budget from the store (``core/budget.py``): ``cap`` (USD, ``None``: no
+    cap), ``spent`` (every session of every process and machine), ``left``, ``reached``;
+    ``None`` when the run has no cap and spent nothing, ``{"error": …}`` when the store
+    cannot say."""
+    from flower.core.lineage import continuing_run
+    from flower.stores.errors import StoreError
+
+    run = continuing_run(run_dir, workspace)
+    if not run:
+        return None
+    try:
+        found = _from_store(run_dir, lambda store: store.budget(run))
+    except StoreError as exc:
+        return {"error": str(exc)}
+    if not found or (found["cap"] is None and not found["sessions"]):
+        return None
+    return budget_state(found)
+
+
+def budget_state(found: dict[str, Any]) -> dict[str, Any]:
+    """A store's ``{cap, spent, sessions}`` with ``left`` and ``reached`` added."""
+    from flower.core.budget import EPSILON
+
+    cap, spent = found["cap"], float(found["spent"])
+    return {
+        "cap": cap,
+        "spent": round(spent, 6),
+        "left": None if cap is None else round(max(cap - spent, 0.0), 6),
+        "reached": cap is not None and cap - spent <= EPSILON,
+        "sessions": found["sessions"],
+    }
+
+
+def describe_budget(budget: dict[str, Any]) -> str:
+    """The budget in one line: spent of the cap, what is left, or how to go on."""
+    from flower.core.budget import money, raised
+
+    if "error" in budget:
+        return f"budget: unavailable ({budget['error']})"
+    spent, cap = float(budget["spent"]), budget.get("cap")
+    if cap is None:
+        return f"spent {money(spent)}, no budget (flower --budget USD sets one)"
+    if budget.get("reached"):
+        return (
+            f"budget: {money(spent)} of {money(cap)} spent, reached: the run stopped;"
+            f" flower --budget {raised(cap, spent):g} goes on"
+        )
+    share = f"{spent / cap:.0%}" if cap else "?"
+    return f"budget: {money(spent)} of {money(cap)} spent ({share}), {money(budget['left'])} left"
 
 
 def _from_store(run_dir: Path, read: Any) -> Any:
@@ -148,9 +209,11 @@ def runs_in_store(run_dir: Path) -> list[dict[str, Any]]:
         by_run: dict[str, list[dict[str, Any]]] = {}
         for row in store.rulings():
             by_run.setdefault(row["run_id"], []).append(row)
+        budgets = store.budgets()
         for run in listed:
             rows = by_run.get(run["run"])
             run["judge"] = agreement(rows) if rows else None
+            run["budget"] = budgets.get(run["run"])
         return listed
 
     try:
@@ -175,6 +238,8 @@ def describe_runs(listed: list[dict[str, Any]]) -> list[str]:
         )
         if run.get("judge"):
             lines.append(f"  {describe_judge(run['judge'])}")
+        if (run.get("budget") or {}).get("cap") is not None:
+            lines.append(f"  {describe_budget(budget_state(run['budget']))}")
     return lines
 
 
@@ -217,6 +282,8 @@ def describe(report: dict[str, Any]) -> list[str]:
     lines = [
         f"{report['workspace']}: woken {report['woke']} time(s), ${report['cost_usd']:.4f} so far"
     ]
+    if report.get("budget"):
+        lines.append(describe_budget(report["budget"]))
     if report.get("active"):
         who = report["active"]
         lines.append(f"running now: pid {who.get('pid', '?')} on {who.get('host', '?')}")
@@ -255,8 +322,10 @@ def describe(report: dict[str, Any]) -> list[str]:
 
 
 __all__ = [
+    "budget_summary",
     "collect",
     "describe",
+    "describe_budget",
     "describe_judge",
     "describe_runs",
     "judge_summary",

@@ -2,9 +2,9 @@
 
 A store is one database holding two kinds of thing: the CLI's transcripts (the SDK's
 ``SessionStore`` protocol, :class:`~flower.stores.sqlite.SqliteSessionStore`) and what
-flower keeps about runs (the run list, the judge ledger, lineages). Reading the second
-must not cost what the first does: importing the SDK pulls in its MCP types, about a
-second of CPU, which ``flower status`` would pay only to count a few rows. So opening the
+flower keeps about runs (the run list, the judge ledger, lineages, budgets). Reading the
+second must not cost what the first does: importing the SDK pulls in its MCP types, about
+a second of CPU, which ``flower status`` would pay only to count a few rows. So opening the
 database (creating or upgrading its schema), turning driver errors into one-line
 :class:`~flower.stores.errors.StoreError`\\ s, and the run tables live here, and the
 session store builds on this class.
@@ -98,6 +98,34 @@ class StoreDatabase:
 
         with self._errors():
             return load_lineage(self._engine, run_id)
+
+    def record_spend(self, row: Mapping[str, Any]) -> None:
+        """Add what one session cost to its run's spend (:mod:`flower.stores.spend`)."""
+        from flower.stores.spend import record_spend
+
+        with self._errors():
+            record_spend(self._engine, row)
+
+    def set_cap(self, run_id: str, cap: float | None, host: str) -> None:
+        """Keep ``cap`` (USD; ``None``: none) as a run's budget (:mod:`flower.stores.spend`)."""
+        from flower.stores.spend import set_cap
+
+        with self._errors():
+            set_cap(self._engine, run_id, cap, host)
+
+    def budget(self, run_id: str) -> dict[str, Any]:
+        """A run's ``cap`` and ``spent`` so far (:func:`flower.stores.spend.budget_of`)."""
+        from flower.stores.spend import budget_of
+
+        with self._errors():
+            return budget_of(self._engine, run_id)
+
+    def budgets(self) -> dict[str, dict[str, Any]]:
+        """Every run's cap and spend, by run id (:func:`flower.stores.spend.budgets_by_run`)."""
+        from flower.stores.spend import budgets_by_run
+
+        with self._errors():
+            return budgets_by_run(self._engine)
 
     # --- plumbing ---------------------------------------------------------------------
 

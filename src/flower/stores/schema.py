@@ -2,7 +2,7 @@
 
 The seed's three transcript tables, each keyed ``project_key/session_id[/subpath]``
 (``subpath`` is ``""`` for a main transcript, so the key columns can be NOT NULL and
-unique constraints behave the same on every database), and two run tables keyed by run id:
+unique constraints behave the same on every database), and run tables keyed by run id:
 
 ``entries``
     One row per transcript line, in append order (``id``). ``uuid`` is the SDK's
@@ -26,6 +26,12 @@ unique constraints behave the same on every database), and two run tables keyed 
     One row per run: its lineage document (``lineage.json``: step -> session id, wake
     count, the workspace it was last in), so another machine with a clone of the
     workspace continues the run without ``runs/``.
+``spend``
+    One row per model session of a run that cost something (its step, session and
+    cost), by run id, from every process and machine: what the run has spent.
+``budgets``
+    One row per run with a budget: its cap in USD (``NULL``: none), so a wake without
+    ``--budget`` keeps it and ``flower status`` shows spent / cap anywhere.
 
 The tables here describe the head revision for queries and for ``alembic
 revision --autogenerate``; the migrations in ``migrations/versions`` create them.
@@ -122,7 +128,29 @@ lineages = sa.Table(
     sa.Column("updated_at", sa.Float, nullable=False),
 )
 
-TABLES = ("entries", "meta", "summaries", "steps", "ledger", "lineages")
+spend = sa.Table(
+    "spend",
+    metadata,
+    sa.Column("id", RowId, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(64), nullable=False),
+    sa.Column("step", sa.String(255), nullable=False),
+    sa.Column("session_id", sa.String(128), nullable=True),
+    sa.Column("cost_usd", sa.Float, nullable=False),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+    sa.Index("ix_spend_run", "run_id"),
+)
+
+budgets = sa.Table(
+    "budgets",
+    metadata,
+    sa.Column("run_id", sa.String(64), primary_key=True),
+    sa.Column("cap_usd", sa.Float, nullable=True),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+TABLES = ("entries", "meta", "summaries", "steps", "ledger", "lineages", "spend", "budgets")
 
 #: Where alembic keeps flower's schema revision. Not alembic's default
 #: ``alembic_version``: a store pointed at an application's own database must neither
@@ -131,4 +159,4 @@ VERSION_TABLE = "flower_schema_version"
 #: The newest revision in ``migrations/versions``. A database already there is opened
 #: without loading alembic at all (a tenth of a second at every start); anything else
 #: goes through alembic. tests/stores/test_migrations.py keeps it equal to alembic's head.
-SCHEMA_REVISION = "0005"
+SCHEMA_REVISION = "0006"

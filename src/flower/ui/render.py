@@ -135,6 +135,7 @@ class Renderer:
             "interrupt": self._interrupt,
             "result": self._result,
             "unknown": self._unknown,
+            "budget": self._budget,
         }
 
     def _say(self, text: str, style: str = "", indent: int = 0) -> None:
@@ -470,6 +471,20 @@ class Renderer:
             self._say(f"x {name} failed - " + " - ".join(facts), "red")
             if p.get("error"):
                 self._say(one_line(str(p["error"]), 400), "red", indent=2)
+
+    def _budget(self, p: dict[str, Any], step: str | None) -> None:
+        """The run's budget (``core/budget.py``): a warning near the cap. At the cap the
+        stopped step's result says why, and the command how to go on."""
+        from flower.core.budget import money
+
+        phase, cap = p.get("phase"), p.get("cap")
+        spent = f"{money(p.get('spent'))} of {money(cap)} spent"
+        if phase == "near":
+            share = f" ({float(p['spent']) / float(cap):.0%})" if cap else ""
+            left = money(p.get("left"))
+            self._say(f"! budget: {spent}{share}; the run stops at the cap, {left} left", "yellow")
+        elif self.verbose:
+            self._say(f"budget: {spent}", "dim")
 
     def _unknown(self, p: dict[str, Any], step: str | None) -> None:
         if self.verbose:

@@ -30,6 +30,7 @@ from typing import Any
 
 from flower.core.agent import worktree_problem
 from flower.core.brief import Brief
+from flower.core.budget import BUDGET_KEY, env_budget, parse_budget
 from flower.core.goal import Goal
 from flower.core.lineage import LINEAGE_NAME, Lineage
 from flower.core.roles import coordinator, worker
@@ -97,6 +98,7 @@ def starter_flow(
     goal_name: str = "目标.md",
     log_name: str = "问答记录.md",
     bequest: bool = True,
+    budget_usd: float | None = None,
 ) -> Workflow:
     """The ready-to-run workflow ``flower "make X"`` uses: clarify -> goal -> work.
 
@@ -126,11 +128,17 @@ def starter_flow(
         bequest: When the work step has run (goal met or stopped), write what the next
             tool needs into a managed block of ``CLAUDE.md`` and ``AGENTS.md`` at the
             workspace root (``flower.workflow.bequest``); ``False``: leave them alone.
+        budget_usd: The most the whole run may spend, in USD, every session of every
+            wake counted (``flower.core.budget``); kept with the run, so a later run
+            without it keeps the cap. ``None``: ``FLOWER_BUDGET`` when set, else the cap
+            the run kept (if any); ``math.inf``: clear the kept cap. When the budget is
+            spent, ``Runtime.run`` raises ``BudgetReached`` at the next safe point.
 
     Raises:
         ValueError: no ``ask`` on a first run; ``isolate`` outside a git repository
             (or one without a commit); a missing workspace; ``rounds`` below 1;
-            ``max_asks`` below 0.
+            ``max_asks`` below 0; a ``budget_usd`` (or ``FLOWER_BUDGET``) that is no
+            amount above 0.
     """
     ws = Path(workspace).expanduser().absolute()
     if not ws.is_dir():
@@ -139,6 +147,8 @@ def starter_flow(
         raise ValueError(f"max_asks is None (no limit) or 0 or more, not {max_asks!r}")
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds is the total number of work rounds: 1 or more, not {rounds!r}")
+    cap = env_budget() if budget_usd is None else parse_budget(budget_usd)
+    context = {BUDGET_KEY: cap} if cap is not None else {}  # what Runtime sessions read
     if isolate:
         problem = worktree_problem(ws)
         if problem:
@@ -173,7 +183,7 @@ def starter_flow(
         )
     steps = [clarify]
     if clarify_only:
-        return Workflow(steps, name="starter", channel=channel, workbench=wb)
+        return Workflow(steps, name="starter", channel=channel, workbench=wb, context=context)
     if goal:
         steps.append(
             goal_step(
@@ -211,7 +221,9 @@ def starter_flow(
         work = with_goal(work, channel, goal_path=goal_path, rounds=rounds, can_run=judge_can_run)
     steps.append(work)
     finish = write_bequest(ws, wb, after=WORK_STEP) if bequest else None
-    return Workflow(steps, name="starter", channel=channel, workbench=wb, finish=finish)
+    return Workflow(
+        steps, name="starter", channel=channel, workbench=wb, finish=finish, context=context
+    )
 
 
 def wake_state(
