@@ -138,6 +138,13 @@ def test_follow_and_answer_a_run_from_the_page(
         browser.find_element(By.CSS_SELECTOR, "#inbox button").click()
         brief = workspace / ".flower" / "notes" / "需求.md"
         wait.until(lambda _: INBOX in brief.read_text(encoding="utf-8"))
+        # a refused change is said on the page, never swallowed, and what was typed stays
+        browser.execute_script("arguments[0].value = 'x'.repeat(4001)", box)
+        browser.find_element(By.CSS_SELECTOR, "#inbox button").click()
+        wait.until(lambda d: "the line is too long" in d.find_element(By.ID, "notice").text)
+        assert len(box.get_attribute("value")) == 4001
+        assert "x" * 4001 not in brief.read_text(encoding="utf-8")
+        box.clear()
         if SCREENSHOT:
             browser.save_screenshot(SCREENSHOT)
         # a side question, answered by the read-only oracle while the run waits

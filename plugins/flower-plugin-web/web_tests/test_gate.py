@@ -169,3 +169,42 @@ def test_publishing_costs_the_run_the_same_with_many_pages() -> None:
     real(loop.stop)
     thread.join(5)
     loop.close()
+
+
+def test_the_terminal_hears_one_line_per_kind_and_no_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A flood of broken clients must not flood the run's terminal."""
+    from flower_plugin_web.quiet import Hush, quiet_loop
+
+    hush = Hush(every=60)
+    loop = asyncio.new_event_loop()
+    try:
+        quiet_loop(loop, hush)
+        for _ in range(500):
+            try:
+                raise OSError(24, "Too many open files")
+            except OSError as exc:
+                context = {"message": "socket.accept() out of system resource"}
+                loop.call_exception_handler({**context, "exception": exc})
+    finally:
+        loop.close()
+    (said,) = [r for r in caplog.records if r.name == "flower_plugin_web"]  # one, not 500
+    assert hush.hushed == 499 and said.exc_info is None  # no traceback
+    assert said.getMessage() == (
+        "socket.accept() out of system resource (OSError: [Errno 24] Too many open files)"
+    )
+
+
+def test_garbage_from_many_clients_is_one_line_on_the_terminal(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    hub = Hub(enabled=True)
+    with served(hub) as running:
+        port = port_of(running)
+        for _ in range(50):
+            with socket.create_connection(("127.0.0.1", port)) as sock:
+                sock.sendall(b"\x16\x03\x01 not http at all\r\n\r\n")  # a TLS hello, say
+                closed_within(sock, 5)
+    err = capfd.readouterr().err
+    assert err.count("Invalid HTTP request received.") <= 1 and "Traceback" not in err

@@ -40,19 +40,12 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from flower_plugin_web.docs import FILES, read_document, read_file
-from flower_plugin_web.gate import (
-    BACKLOG,
-    Gate,
-    Hush,
-    budget_for,
-    listening,
-    protocol_for,
-    quiet_loop,
-)
+from flower_plugin_web.gate import BACKLOG, Gate, budget_for, listening, protocol_for
 from flower_plugin_web.guard import Guard, Guarded, vouches, wildcard
 from flower_plugin_web.hub import HUB, Hub
 from flower_plugin_web.limits import Bucket, Limits, Refused, Slots, read_json, text_field
 from flower_plugin_web.page import PAGE, SCRIPT
+from flower_plugin_web.quiet import Hush, quiet_loop
 from flower_plugin_web.render import render_markdown
 from flower_plugin_web.stream import EventStream, where_from
 
@@ -257,6 +250,7 @@ class Running:
     hub: Hub
     gate: Gate
     guard: Guard
+    hush: Hush
 
     def stop(self, *, wait: bool = True) -> None:
         """End the open pages' streams (they never end on their own), then the server;
@@ -266,6 +260,7 @@ class Running:
         self.server.should_exit = True
         if wait:
             self.thread.join(5)
+            logging.getLogger("uvicorn.error").removeFilter(self.hush)
 
 
 def serve(
@@ -319,5 +314,11 @@ def serve(
     if ":" in shown and not shown.startswith("["):
         shown = f"[{shown}]"
     return Running(
-        url=f"http://{shown}:{bound}", server=server, thread=thread, hub=hub, gate=gate, guard=guard
+        url=f"http://{shown}:{bound}",
+        server=server,
+        thread=thread,
+        hub=hub,
+        gate=gate,
+        guard=guard,
+        hush=hush,
     )
