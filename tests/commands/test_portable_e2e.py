@@ -44,10 +44,11 @@ def lineage(project: Path) -> dict[str, Any]:
 
 
 def wake(project: Path, cwd: Path, env: dict[str, str] | None = None) -> Flower:
-    """``flower`` in ``project`` again, Enter at "Continue?"; it must end well."""
+    """``flower`` in ``project`` again; it finished, so ``/again`` (not Enter, which leaves
+    a finished run as it is) carries on; it must end well."""
     run = Flower("-w", str(project), "--timeout", "0", cwd=cwd, env=env)
-    run.expect("Continue\\?")
-    run.type("")
+    run.expect("It finished")
+    run.type("/again")
     assert run.finish() == 0, run.text[-3000:]
     return run
 

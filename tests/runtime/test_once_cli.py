@@ -129,7 +129,7 @@ def test_ctrl_c_asks_for_a_line_and_the_session_goes_on_with_it(
     run = Flower("once", "format it", "-w", str(workspace), cwd=tmp_path)
     wait_until_running(workspace)
     run.ctrl_c()  # the byte a keyboard sends, into the terminal
-    run.expect("what should the agent hear")
+    run.expect("hat should the agent hear")
     run.type(said)
     assert run.finish() == 0, run.text[-3000:]
     assert "ok, tabs" in run.text and "* once done" in run.text
@@ -148,7 +148,7 @@ def test_a_second_ctrl_c_quits_with_130(
     run = Flower("once", "wait", "-w", str(workspace), cwd=tmp_path)
     wait_until_running(workspace)
     run.ctrl_c()
-    run.expect("what should the agent hear")
+    run.expect("hat should the agent hear")
     run.ctrl_c()
     assert run.finish() == 130, run.text[-3000:]
     assert "quit (Ctrl-C)" in run.text and "session: " in run.text

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from contextlib import ExitStack
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.commands import EXIT_OK, EXIT_QUIT, EXIT_USAGE
@@ -129,17 +130,25 @@ def _continue_starter(
     new: bool,
 ) -> int:
     """The banner, the question of what to do, the workflow, the run (the lock is held)."""
-    from flower.commands.go import read_ask
+    from flower.commands.go import AGAIN, read_ask
     from flower.commands.pending import ask_stale
+    from flower.core.ledger import goal_met
     from flower.core.outcome import describe as describe_outcome
     from flower.core.outcome import read_outcome
     from flower.core.pending import drop_stale
+    from flower.core.runstate import marked_run
     from flower.workflow import starter_flow, wake_state
 
     try:
         state = wake_state(g.workspace, run_dir=g.run_dir, isolate=settings["isolate"])
         last = read_outcome(g.run_dir)
-        finished = state["continuing"] and last.get("state") == "done"
+        # finished: the last run here ended with the goal met, or (runs/ left behind on
+        # another machine) the judge's last word in the store's ledger was "achieved";
+        # never when a later run here was cut short or stopped
+        cut_short = last.get("state") in ("running", "killed", "quit", "stopped")
+        run_id = marked_run(Path(state["workbench"]))  # the clone's brief names its run
+        met = bool(last.get("met")) or (not last and bool(run_id) and goal_met(rt, run_id))
+        finished = state["continuing"] and not cut_short and met
         if state["continuing"] and not new:
             work = state["steps"].get("干活")
             renderer.banner(state, context=rt.context_of(work), workspace=g.workspace)
@@ -155,7 +164,9 @@ def _continue_starter(
             if read is None:
                 return EXIT_QUIT
             ask, new = read
-        if finished and not ask and not new:  # done: nothing is spent without being asked
+        if finished and ask == AGAIN:  # another round anyway, as Enter would on a wake
+            ask = ""
+        elif finished and not ask and not new:  # done: nothing is spent without being asked
             terminal.line(
                 "left as it is: it finished last time. Say what more to do"
                 ' (flower "…"), or flower --new for something else.'

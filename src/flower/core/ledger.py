@@ -40,6 +40,7 @@ __all__ = [
     "OVERRIDES",
     "agreement",
     "entry",
+    "goal_met",
     "override_row",
     "record",
     "refusal_row",
@@ -145,6 +146,19 @@ def rounds_ruled(runtime: Any, step: str) -> int:
         return 0
     verdicts = [r for r in rows if r.get("kind") == "verdict" and r.get("step") == step]
     return max((int(r.get("round") or 0) for r in verdicts), default=0)
+
+
+def goal_met(runtime: Any, run_id: str | None = None) -> bool:
+    """Whether the judge's latest verdict in the run ``run_id`` (default: the runtime's;
+    any process, any machine sharing the store) says the goal was met."""
+    reader = getattr(getattr(runtime, "store", None), "rulings", None)
+    if not callable(reader):
+        return False
+    try:
+        rows = [r for r in reader(run_id or _run_id(runtime)) if r.get("kind") == "verdict"]
+    except Exception:  # a store that cannot say: not known to be met
+        return False
+    return bool(rows) and rows[-1].get("state") == "achieved"
 
 
 def entry(row: Mapping[str, Any]) -> str:

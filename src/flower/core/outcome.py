@@ -28,9 +28,15 @@ OUTCOME_NAME = "outcome.json"
 STATES = ("running", "done", "stopped", "quit", "killed")
 
 
-def write_outcome(run_dir: Path, state: str, *, step: str = "", why: str = "") -> None:
-    """Record how this run stands; never raises (bookkeeping must not stop a run)."""
-    data = {"state": state, "step": step, "why": why, "pid": os.getpid(), "at": time.time()}
+def write_outcome(
+    run_dir: Path, state: str, *, step: str = "", why: str = "", met: bool = False
+) -> None:
+    """Record how this run stands (``met``: it ended with the goal met); never raises
+    (bookkeeping must not stop a run)."""
+    data = {
+        "state": state, "step": step, "why": why, "met": met, "pid": os.getpid(),
+        "at": time.time(),
+    }  # fmt: skip
     with contextlib.suppress(OSError):
         Path(run_dir).mkdir(parents=True, exist_ok=True)
         atomic_write(Path(run_dir) / OUTCOME_NAME, json.dumps(data, ensure_ascii=False) + "\n")

@@ -450,8 +450,8 @@ class _Outcome:
             self._write("stopped", step=str(ctx["_failed_at"]), why=str(ctx.get("_failed_why")))
             return
         verdict = ctx.get(VERDICT_KEY)
-        achieved = getattr(verdict, "achieved", False)
-        self._write("done", why="the goal was met (the judge: achieved)" if achieved else "")
+        met = bool(getattr(verdict, "achieved", False))
+        self._write("done", why="the goal was met (the judge: achieved)" if met else "", met=met)
 
     def broke(self, exc: BaseException) -> None:
         import asyncio
@@ -461,14 +461,17 @@ class _Outcome:
         elif not isinstance(exc, SystemExit):  # a signal's exit leaves "running": killed
             self._write("stopped", why=" ".join(str(exc).split())[:300] or type(exc).__name__)
 
-    def _write(self, state: str, *, step: str | None = None, why: str = "") -> None:
+    def _write(
+        self, state: str, *, step: str | None = None, why: str = "", met: bool = False
+    ) -> None:
         if self.run_dir is None:
             return
         from pathlib import Path
 
         from flower.core.outcome import write_outcome
 
-        write_outcome(Path(self.run_dir), state, step=self.step if step is None else step, why=why)
+        where = self.step if step is None else step
+        write_outcome(Path(self.run_dir), state, step=where, why=why, met=met)
 
 
 def _late_answers(runtime: Any, step: str) -> str:
