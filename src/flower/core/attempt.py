@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from flower.core.agent import build_options
+from flower.core.budget import budget_for
 from flower.core.events import Event, EventCallback, emit, normalize
 from flower.core.refusals import Refusals
 from flower.stores.transcript import context_size
@@ -255,6 +256,12 @@ async def run_attempt(
         spill_threshold=rt.spill_threshold,
     )
     options.env = {**options.env, **cli_env(spec, rt.resilience, rt.handoff)}
+    budget = budget_for(rt)  # the run's budget (core/budget.py): none left, no session;
+    if budget is not None:  # else the CLI itself stops this one at what is left
+        refused = budget.refusal()
+        if refused:
+            return Attempt(session_id=result.session_id if result else resume, error=refused)
+        options.max_budget_usd = budget.session_cap(options.max_budget_usd)
 
     def say(kind: str, payload: dict[str, Any]) -> None:
         if watch:
@@ -341,6 +348,8 @@ async def run_attempt(
     finally:
         if watch:
             said = live.close()
+        if budget is not None:  # what this session cost counts against the run's budget
+            budget.charge(got.cost_usd, step=step, session_id=got.session_id, on_event=on_event)
     if watch and said is not None:
         got.said = said
         got.ok, got.error = False, rt.INTERRUPTED

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from flower.core.agent import HandoffPolicy
 from flower.core.assembly import build_store, policy, read_dotenv, run_sync
 from flower.core.attempt import PAUSED, Attempt, Live, Words, cli_env, error_text, run_attempt
+from flower.core.budget import budget_for
 from flower.core.credentials import check_credentials
 from flower.core.events import Event, EventCallback, emit
 from flower.core.handoff import is_overflow
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from claude_agent_sdk.types import SessionStore
 
     from flower.core.agent import AgentSpec
+    from flower.core.budget import Budget
     from flower.stores.trim import EphemeralPolicy, TrimPolicy
 
 __all__ = ["KILLED", "Runtime", "StepResult"]
@@ -133,6 +135,10 @@ class Runtime:
         #: verdict, the brief and the channel from it.
         self.ctx: dict[str, Any] | None = None
         self.run_id = new_run_id()
+        #: The run's budget (``core/budget.py``): what every session of the run may still
+        #: spend. ``None``: found at the first session (the workflow's cap, or the one the
+        #: run kept); set a :class:`~flower.core.budget.Budget` to give one.
+        self.budget: Budget | None = None
         self._live = Live()
         self._words = Words()
         self._current: StepResult | None = None  # the step in flight, for rescue()
@@ -372,6 +378,10 @@ class Runtime:
 
                 if result.ok:  # 1. success
                     break
+
+                budget = budget_for(self)  # the run's budget is spent: stop at this safe point
+                if budget is not None and budget.spent_out():
+                    raise budget.reached(step, result, on_event)
 
                 if result.error == self.INTERRUPTED:  # 2. the human interrupted
                     said = got.said or ""
