@@ -21,6 +21,7 @@ def test_step_result_fields_and_defaults_are_the_documented_ones() -> None:
         ("ended_at", 0.0), ("attempts", 1), ("errors", list), ("resumed", False),
         ("retired", list), ("context", 0),
         ("audited", 0),  # flower's own, after the documented ones: the handoff audit's count
+        ("refused", ""),  # flower's own: why the step's check refused its answer (a stop)
     ]  # fmt: skip
     got = [
         (f.name, f.default_factory if f.default is MISSING and f.default_factory is not MISSING
