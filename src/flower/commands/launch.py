@@ -11,13 +11,14 @@ to the manifest on SIGTERM/SIGHUP.
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.commands import EXIT_OK, EXIT_QUIT, EXIT_USAGE
-from flower.commands.session import Session, print_error
+from flower.commands.session import Outcome, Session, print_error
 
 if TYPE_CHECKING:
     from flower.commands.options import Globals
@@ -192,8 +193,19 @@ def _continue_starter(
 def drive(workflow: Workflow, rt: Runtime, terminal: Any, renderer: Any, interactive: bool) -> int:
     """Run ``workflow`` to its end in this terminal; the exit code."""
     session = Session(workflow, rt, terminal, renderer, interactive=interactive)
+
+    async def run_and_collect() -> Outcome:
+        try:
+            return await session.run()
+        finally:
+            # A quit can leave a stopped CLI's subprocess transport unreferenced but not yet
+            # collected; collected after the loop closes, it prints "Event loop is closed"
+            # with a traceback on the way out. Collect it while the loop still runs.
+            gc.collect()
+            await asyncio.sleep(0)
+
     with rt.rescue_on_signals():
-        outcome = asyncio.run(session.run())
+        outcome = asyncio.run(run_and_collect())
     return outcome.code
 
 
