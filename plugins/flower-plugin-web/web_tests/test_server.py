@@ -101,6 +101,19 @@ def test_the_stream_replays_what_a_page_missed(tmp_path: Path) -> None:
         assert hello["reset"] is True and first["id"] == f"{hub.segment}-1", foreign
 
 
+def test_a_huge_event_reaches_the_page_cut_and_the_run_keeps_it_whole() -> None:
+    hub = Hub(enabled=True)
+    hub.publish("text", {"text": "x" * 1_000_000, "step": "干活"})
+    page = client(hub, headers=WITH_TOKEN)
+    with page.stream("GET", "/events") as r:
+        lines = (x for x in r.iter_lines() if x.startswith("data: "))
+        next(lines)
+        raw = next(lines)
+    assert len(raw) < 20_000 and "cut: 1000000 characters in all" in raw
+    assert json.loads(raw[6:])["payload"]["step"] == "干活"
+    assert len(hub.recent()[0].payload["text"]) == 1_000_000  # the side questions see it all
+
+
 def test_a_page_a_ring_behind_starts_over(tmp_path: Path) -> None:
     hub = Hub(enabled=True, keep=10)
     for n in range(25):

@@ -37,6 +37,9 @@ KEEP = 5000
 BATCH = 1000
 #: Event kinds whose payload carries a human-channel id (``q1``, ``m1``).
 WITH_IDS = ("ask", "mail")
+#: Characters of one text in an event the page is sent (the rest is cut, said so):
+#: what every page is sent, and what the ring keeps ready for them, stays bounded.
+TEXT = 16_384
 
 
 @dataclass
@@ -221,10 +224,15 @@ class Hub:
     # --- what the page reads --------------------------------------------------------------
 
     def wire(self, item: Item) -> dict[str, Any]:
-        """An event as the page sees it: ids with this process's segment."""
+        """An event as the page sees it: ids with this process's segment, long texts cut
+        (the page shows a gist; the run keeps the whole)."""
         payload = item.payload
-        if item.kind in WITH_IDS and isinstance(payload, dict) and "id" in payload:
-            payload = {**payload, "id": self.outside(payload["id"])}
+        if isinstance(payload, dict):
+            long = [k for k, v in payload.items() if isinstance(v, str) and len(v) > TEXT]
+            if long:
+                payload = {**payload, **{k: _cut(payload[k]) for k in long}}
+            if item.kind in WITH_IDS and "id" in payload:
+                payload = {**payload, "id": self.outside(payload["id"])}
         return {
             "id": self.outside(item.n),
             "kind": item.kind,
@@ -242,6 +250,10 @@ class Hub:
         with self._lock:
             start = max(self.first, self.last - limit + 1)
             return [self._ring[n % self.keep] for n in range(start, self.last + 1)]  # type: ignore[misc]
+
+
+def _cut(text: str) -> str:
+    return f"{text[:TEXT]}… (cut: {len(text)} characters in all)"
 
 
 #: The one hub of this process: the hooks and the server meet here.

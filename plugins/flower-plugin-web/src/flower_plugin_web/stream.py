@@ -23,6 +23,8 @@ from flower_plugin_web.hub import Hub, Item, Lagged, Listener
 
 #: Seconds between keep-alive comments on an idle stream.
 PING = 15.0
+#: Bytes of events in one write to a page (about).
+CHUNK = 256 * 1024
 HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"x-accel-buffering", b"no"),
@@ -39,6 +41,22 @@ def wire(hub: Hub, item: Item) -> bytes:
             data,
         )
     return item.wire
+
+
+def _chunks(hub: Hub, items: list[Item]) -> list[bytes]:
+    """The events as writes of about ``CHUNK`` bytes: each write waits until the page
+    has taken the last (flow control), so a slow page holds one chunk, not a backlog."""
+    chunks, current, size = [], [], 0
+    for item in items:
+        data = wire(hub, item)
+        current.append(data)
+        size += len(data)
+        if size >= CHUNK:
+            chunks.append(b"".join(current))
+            current, size = [], 0
+    if current:
+        chunks.append(b"".join(current))
+    return chunks
 
 
 def where_from(hub: Hub, last_event_id: str | None) -> tuple[int, bool]:
@@ -80,11 +98,11 @@ class EventStream:
             start = {"type": "http.response.start", "status": 200, "headers": HEADERS}
             reset = not (self.ours and continued)
             hello = orjson.dumps({"segment": hub.segment, "reset": reset})
-            first = b"event: run\ndata: %s\n\n" % hello + b"".join(wire(hub, i) for i in missed)
-            if not await self._write(send, start, scope) or not await self._body(
-                send, first, scope
-            ):
+            if not await self._write(send, start, scope):
                 return
+            for chunk in [b"event: run\ndata: %s\n\n" % hello, *_chunks(hub, missed)]:
+                if not await self._body(send, chunk, scope):
+                    return
             while True:
                 try:
                     arrived = await hub.wait(listener, self.ping)
@@ -92,9 +110,9 @@ class EventStream:
                     break  # a ring behind: end it; the page comes back for a fresh copy
                 if arrived is None:
                     break
-                chunk = b"".join(wire(hub, i) for i in arrived) if arrived else b": ping\n\n"
-                if not await self._body(send, chunk, scope):
-                    return
+                for chunk in _chunks(hub, arrived) if arrived else [b": ping\n\n"]:
+                    if not await self._body(send, chunk, scope):
+                        return
             await self._write(send, {"type": "http.response.body", "body": b""}, scope)
         finally:
             watcher.cancel()
