@@ -101,8 +101,9 @@ class EventStream:
             if not await self._write(send, start, scope):
                 return
             for chunk in [b"event: run\ndata: %s\n\n" % hello, *_chunks(hub, missed)]:
-                if not await self._body(send, chunk, scope):
+                if listener.closed or not await self._body(send, chunk, scope):
                     return
+                await asyncio.sleep(0)
             while True:
                 try:
                     arrived = await hub.wait(listener, self.ping)
@@ -111,8 +112,9 @@ class EventStream:
                 if arrived is None:
                     break
                 for chunk in _chunks(hub, arrived) if arrived else [b": ping\n\n"]:
-                    if not await self._body(send, chunk, scope):
+                    if listener.closed or not await self._body(send, chunk, scope):
                         return
+                    await asyncio.sleep(0)  # a page gone is noticed before the next write
             await self._write(send, {"type": "http.response.body", "body": b""}, scope)
         finally:
             watcher.cancel()
