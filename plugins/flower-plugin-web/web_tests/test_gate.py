@@ -209,3 +209,26 @@ def test_garbage_from_many_clients_is_one_line_on_the_terminal(
                 closed_within(sock, 5)
     err = capfd.readouterr().err
     assert err.count("Invalid HTTP request received.") <= 1 and "Traceback" not in err
+
+
+def test_the_run_gets_more_descriptors_and_the_page_a_quarter() -> None:
+    """At start ``flower web`` raises the soft limit toward the hard one (8,192 at most);
+    the page's budget is a quarter of what there is, 256 at most."""
+    import resource
+    import subprocess
+    import sys
+
+    probe = (
+        "import resource\n"
+        "from flower_plugin_web.gate import budget_for, raise_fd_limit\n"
+        "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]\n"  # a hard limit only goes down
+        "for soft, hard in ((1024, hard), (1024, 4096), (256, 256)):\n"
+        "    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))\n"
+        "    print(raise_fd_limit(), budget_for(256))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    raised = 8192 if hard == resource.RLIM_INFINITY else min(hard, 8192)
+    first = f"{raised} {min(256, raised // 4)}"
+    assert done.stdout.split("\n")[:3] == [first, f"{min(raised, 4096)} 256", "256 64"]

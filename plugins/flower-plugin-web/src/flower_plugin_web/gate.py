@@ -18,8 +18,8 @@ writing its brief. Here:
   (silent and slow-header connections); uvicorn closes idle keep-alive connections
   after ``timeout_keep_alive``; a page that stops reading its stream is dropped
   (``stream.py``).
-- At start the soft descriptor limit is raised to the hard one, so the run itself has
-  the most room the system allows.
+- At start the soft descriptor limit is raised toward the hard one (to 8,192 at most),
+  so the run itself has room to spare.
 """
 
 from __future__ import annotations
@@ -43,13 +43,17 @@ BACKLOG = 32
 UNTRUSTED_SECONDS = 10.0
 #: Seconds a request head may take to arrive before its connection may be evicted.
 PARTIAL_SECONDS = 1.0
+#: The soft descriptor limit ``flower web`` raises the process's to, if the hard allows.
+FD_TARGET = 8192
 
 
-def raise_fd_limit() -> int:
-    """Raise the soft descriptor limit to the hard one; returns the soft limit now."""
+def raise_fd_limit(most: int = FD_TARGET) -> int:
+    """Raise the soft descriptor limit toward the hard one, to ``most`` at most (the
+    agents' commands inherit it, and some old tools walk every possible descriptor);
+    returns the soft limit now."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or hard > soft:
-        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 16)
+    target = most if hard == resource.RLIM_INFINITY else min(hard, most)
+    if target > soft:
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
             soft = target
