@@ -40,6 +40,12 @@ A file written for another workspace, or one that cannot be parsed, is never
 overwritten: our first write moves it aside (``lineage.json.foreign-<time>`` /
 ``lineage.json.corrupt-<time>``) and starts a fresh file. It cannot serve this
 workspace, and it may still be what another checkout, or a human, is looking for.
+
+An unreadable file loses nothing the store still has: the run's id is in the workbench
+and its lineage in the session store (``core/runstate.py``), so before the lineage is
+opened :func:`set_aside_corrupt` moves such a file aside and the run is restored from the
+store exactly as for a missing file: same run id, same sessions. The notice says where
+the unreadable file went.
 """
 
 from __future__ import annotations
@@ -58,9 +64,13 @@ from typing import Any
 from flower.core.filelock import locked, move_aside
 from flower.core.workbench import atomic_write, check_write
 
-__all__ = ["LINEAGE_NAME", "Lineage", "continuing_run"]
+__all__ = ["LINEAGE_NAME", "Lineage", "continuing_run", "set_aside_corrupt"]
 
 LINEAGE_NAME = "lineage.json"
+
+#: Unreadable lineage files :func:`set_aside_corrupt` moved, by the path they had; the
+#: next :meth:`Lineage.open` of that path says so in its notice.
+_SET_ASIDE: dict[str, Path] = {}
 
 
 class Lineage:
@@ -129,6 +139,9 @@ class Lineage:
         """
         lineage = cls(Path(run_dir).expanduser().absolute() / LINEAGE_NAME, workspace)
         lineage.mirror = mirror
+        aside = _SET_ASIDE.pop(str(lineage.path), None)
+        if aside is not None:
+            lineage.notice = f"{lineage.path} was unreadable: set aside as {aside.name}"
         state, data = lineage._read()
         if state == "corrupt":
             lineage.notice = f"{lineage.path} is unreadable; starting without a lineage"
@@ -136,10 +149,11 @@ class Lineage:
         if state == "foreign" and adopt is not None:
             state = lineage._relocate(data, adopt)
         if state == "foreign":
-            lineage.notice = (
+            foreign = (
                 f"{lineage.path} belongs to the workspace {data.get('workspace')!r},"
                 " not this one; starting without a lineage"
             )
+            lineage.notice = "; ".join(filter(None, [lineage.notice, foreign]))
             return lineage
         if state == "missing":
             return lineage
@@ -301,23 +315,55 @@ class Lineage:
 
     def _read(self) -> tuple[str, dict[str, Any]]:
         """``(state, data)``: state is ``missing``, ``corrupt``, ``foreign`` or ``ours``."""
-        try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return "missing", {}
-        except OSError:
-            return "corrupt", {}
-        try:  # not UTF-8 is as corrupt as not JSON (UnicodeDecodeError is a ValueError)
-            data = json.loads(raw.decode("utf-8"))
-        except ValueError:
-            return "corrupt", {}
-        if not isinstance(data, dict) or not isinstance(data.get("workspace"), str):
-            return "corrupt", {}
-        if not isinstance(data.get("steps", {}), dict):
-            return "corrupt", {}
+        state, data = _document(self.path)
+        if state != "readable":
+            return state, data
         if _canonical(data["workspace"]) != self.workspace:
             return "foreign", data
         return "ours", data
+
+
+def _document(path: Path) -> tuple[str, dict[str, Any]]:
+    """``(state, data)`` of a lineage file: ``missing``, ``corrupt`` or ``readable``."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return "missing", {}
+    except OSError:
+        return "corrupt", {}
+    try:  # not UTF-8 is as corrupt as not JSON (UnicodeDecodeError is a ValueError)
+        data = json.loads(raw.decode("utf-8"))
+    except ValueError:
+        return "corrupt", {}
+    if not isinstance(data, dict) or not isinstance(data.get("workspace"), str):
+        return "corrupt", {}
+    if not isinstance(data.get("steps", {}), dict):
+        return "corrupt", {}
+    return "readable", data
+
+
+def set_aside_corrupt(path: str | Path) -> Path | None:
+    """Move an unreadable lineage file aside (``lineage.json.corrupt-<time>``), under its
+    lock; where it went, or ``None`` when it is missing or readable.
+
+    For the restore from the store (``core/runstate.py``), which only fills a missing
+    file: an unreadable one is then restored like a missing one, not started over with a
+    new run id. Nothing is deleted. An ``OSError`` while moving leaves the file where it
+    is (the lineage then reads it as unreadable, as before) and returns ``None``.
+    """
+    path = Path(path).expanduser().absolute()
+    try:
+        if _document(path)[0] != "corrupt":
+            return None
+        with locked(path):
+            if _document(path)[0] != "corrupt":  # another flower got here first
+                return None
+            aside = move_aside(path, "corrupt")
+    except OSError as exc:
+        print(f"flower: could not set {path} aside: {exc}", file=sys.stderr)
+        return None
+    _SET_ASIDE[str(path)] = aside
+    return aside
 
 
 def _canonical(path: str | Path) -> Path:

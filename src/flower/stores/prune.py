@@ -52,14 +52,22 @@ from flower.stores.transcript import (
 )
 from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy, replace_text
 
-__all__ = ["INTERRUPTED_NOTE", "ORPHAN_NOTE", "PrunePolicy", "PruningSessionStore"]
+__all__ = ["INTERRUPTED_NOTE", "ORPHAN_NOTE", "UNSURE", "PrunePolicy", "PruningSessionStore"]
 
 #: What an interrupted call's result says after pruning.
 INTERRUPTED_NOTE = "[上一轮在此处被中断,该工具结果未产生]"
 
+#: How flower words a call whose result was never recorded (a killed process, an outage
+#: that cut a worker off): neither done nor undone, to be verified. The cut-off report of
+#: a resumed coordinator (``core/cutoff_report.py``) uses the same words.
+UNSURE = "可能已经生效,也可能没有,先核实再继续"
+
 #: The result given to a call that never got one: the process ended while it ran, so
 #: whether it took effect is unknown.
-ORPHAN_NOTE = "[上一轮在这次工具调用运行时被终止,没有留下结果;它是否已经生效未知,依赖它之前先核实]"
+ORPHAN_NOTE = (
+    f"[上一轮在这次工具调用运行时被终止,没有留下结果:它{UNSURE}(看文件或状态),"
+    "不要直接重做,也不要当它没有发生]"
+)
 
 #: Fixed namespace of the ids of healed lines: the same stored transcript heals to the
 #: same line every load, so lines the CLI writes after it keep a parent that exists.

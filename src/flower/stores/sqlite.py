@@ -187,6 +187,12 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
 
     # --- flower's additions -----------------------------------------------------------
 
+    async def stored(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        """The lines of ``key`` exactly as stored: what ``load()`` returns before any load
+        policy of a subclass reshapes it (the cut-off report reads a worker's real
+        history with it, ``core/cutoff.py``)."""
+        return await self._in_thread(self._load, key)
+
     async def context_tokens(self, key: SessionKey) -> int | None:
         """Context size of the newest real model reply in ``key``'s transcript, if known.
 

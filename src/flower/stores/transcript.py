@@ -25,6 +25,18 @@ from typing import Any
 
 Entry = dict[str, Any]
 
+#: The largest transcript the bundled CLI loads: its transcript reader refuses a file over
+#: 268,435,456 bytes ("loadTranscriptFile: the paged transcript is too large", 2.1.332).
+CLI_TRANSCRIPT_LIMIT = 256 * 1024 * 1024
+#: ``ClaudeAgentOptions.max_buffer_size``: the longest line of the CLI's output the SDK
+#: accepts (its default, 1 MiB, kills any fork of a session over about 1 MB). The longest
+#: line the CLI writes is a fork's ``transcript_mirror`` frame, which carries the whole
+#: copied transcript at once, so a session the CLI can resume at all fits in
+#: ``CLI_TRANSCRIPT_LIMIT`` plus the frame's envelope. Twice that leaves room for a frame
+#: carrying the copy and the new turn together, or a CLI that reads a little more. It is a
+#: ceiling, not an allocation: the SDK's reader grows with the data that really comes.
+MAX_FRAME_BYTES = 2 * CLI_TRANSCRIPT_LIMIT
+
 #: Fields that point at another line's ``uuid`` and must follow it when lines go.
 LINK_FIELDS = ("parentUuid", "logicalParentUuid", "leafUuid")
 

@@ -1,7 +1,9 @@
 """Trimming at resume time: stale one-off results expire, large old results move to files.
 
 Nothing stored changes: :class:`TrimmingSessionStore` reshapes what ``load()`` returns,
-which is what the SDK writes to the temporary transcript the CLI resumes from. The
+which is what the SDK writes to the temporary transcript the CLI resumes from. A fork
+copies that view back to the store under its new session; ``append`` recognises the copy
+and stores the original lines instead (:mod:`flower.stores.handout`). The
 order inside ``load()`` is the seed's: ``super().load()`` → clear ``last_report`` →
 ``expire()`` if ``ephemeral.enabled`` → ``trim()`` if ``policy.enabled``.
 
@@ -46,7 +48,9 @@ from flower.core.ephemeral import is_ephemeral
 from flower.core.redact import current as current_redactor
 from flower.core.redact import watch
 from flower.core.workbench import atomic_write, keep_out_of_git
+from flower.stores.handout import Handouts
 from flower.stores.sqlite import SqliteSessionStore
+from flower.stores.statements import key_of
 from flower.stores.transcript import (
     Entry,
     is_synthetic,
@@ -141,6 +145,8 @@ class TrimmingSessionStore(SqliteSessionStore):
         self.policy = policy if policy is not None else TrimPolicy()
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralPolicy()
         self.last_report: dict[str, int] = {}
+        #: What recent loads handed out: a fork's copy of it is stored as the original.
+        self.handouts = Handouts()
         # Checked by name here; links are checked at every write (an agent can plant one
         # at any time, and one planted before flower started must not stop it starting).
         base = self.workspace.absolute()
@@ -162,7 +168,29 @@ class TrimmingSessionStore(SqliteSessionStore):
         if entries is None:
             self.last_report = {}
             return None
-        return await self._in_thread(self._reshape, entries)
+        return await self._in_thread(self._hand_out, key, entries)
+
+    def _hand_out(self, key: SessionKey, entries: list[Any]) -> list[Any]:
+        """The reshaped view, remembered so that a fork's copy of it is stored as the
+        original (:mod:`flower.stores.handout`)."""
+        stored = len(entries)
+        view = self._reshape(entries)
+        self.handouts.record(key_of(key), stored, view)
+        return view
+
+    def _append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        """Store a fork's copy of a reshaped view as the original lines (see
+        :mod:`flower.stores.handout`); everything else as it comes."""
+        rows: list[Any] = list(entries)
+        restored: list[Any] = self.handouts.restore(key_of(key), rows, self._stored_rows)
+        super()._append(key, restored)
+
+    def _stored_rows(self, key: tuple[str, str, str]) -> list[Any] | None:
+        project_key, session_id, subpath = key
+        rows: list[Any] | None = self._load(
+            {"project_key": project_key, "session_id": session_id, "subpath": subpath}
+        )
+        return rows
 
     def _reshape(self, entries: list[Any]) -> list[Any]:
         """Everything ``load()`` does after reading, in the seed's order (runs in a thread)."""

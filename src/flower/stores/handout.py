@@ -1,0 +1,177 @@
+"""A fork stores the original history, never the view ``load()`` gave the CLI.
+
+The load policies (prune, expire, trim) reshape what ``load()`` returns and never change a
+stored row: tomorrow's policy must see the whole transcript again. The CLI resumes from
+what ``load()`` returned. For a plain resume it only appends new lines, so the view never
+reaches the store. A fork is different (measured with the bundled CLI 2.1.332): with
+``resume`` + ``fork_session`` the CLI copies the whole transcript it was given into the
+new session, same ``uuid`` and ``parentUuid``, the new ``sessionId`` (and its own
+``promptId``/``requestSessionId``), and mirrors that copy to the store. Stored as it came,
+the fork's rows would be the policies' view: expiry notes and spill pointers in place of
+results, the pruning store's healed results as lines, retry-storm errors and old denials
+missing, links rewired around them.
+
+So :class:`Handouts` remembers, for each recent ``load()``, which stored lines it handed
+out and which lines the policies made up, and the trimming store's append puts the
+original back when a handed-out line arrives under another session's key for the same
+transcript (a fork; under its own key a line is a duplicate the store skips anyway):
+
+- a handed-out line keeps what the CLI wrote for the fork, with the stored ``message``
+  and links (``parentUuid``, ``logicalParentUuid``, ``leafUuid``): the only fields the
+  policies change;
+- the lines the policies left out of the view go back in, in their stored order, just
+  before the next copied line (after the last one, those that followed it), with the
+  fork's ``sessionId``: the chain is the original's;
+- a line the policies made up (a healed result, ``flowerHealed``) is left out. Its uuid
+  is derived from the call it answers, so the fork's next load makes the same line again,
+  and a line the CLI hung under it keeps its parent.
+
+Only the stored lines a load saw count (the source may grow meanwhile). Lines without a
+``uuid`` (titles, ``last-prompt``, queue operations) are not part of a fork's copy, and
+are not added. A fork made with the SDK's ``fork_session_via_store`` remaps every uuid,
+so it is not recognised: it stores what ``load()`` returned; give it the plain
+:class:`~flower.stores.sqlite.SqliteSessionStore` to fork the stored history.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flower.stores.transcript import LINK_FIELDS, Entry
+
+__all__ = ["POLICY_FIELDS", "Handouts"]
+
+#: The fields of a line the load policies may change (content and links).
+POLICY_FIELDS = ("message", *LINK_FIELDS)
+#: Loads remembered: a resume loads the main transcript and each subagent's.
+KEEP_LOADS = 32
+
+Key = tuple[str, str, str]
+#: Reads the stored lines of a key (in the worker thread that appends).
+Reader = Callable[[Key], list[Entry] | None]
+
+
+@dataclass
+class _Plan:
+    """How to put the stored lines back, built from the rows the load saw."""
+
+    original: dict[str, Entry] = field(default_factory=dict)
+    before: dict[str, list[Entry]] = field(default_factory=dict)
+    last: str | None = None
+    after: list[Entry] = field(default_factory=list)
+
+
+@dataclass
+class _Handout:
+    key: Key
+    given: frozenset[str]
+    made: frozenset[str]
+    rows: int  # stored lines the load saw
+    plan: _Plan | None = None
+
+
+class Handouts:
+    """What recent loads handed out, so a copy written back is stored as the original."""
+
+    def __init__(self, keep: int = KEEP_LOADS) -> None:
+        self._keep = keep
+        self._loads: OrderedDict[Key, _Handout] = OrderedDict()
+        self._owner: dict[str, Key] = {}
+        self._lock = threading.Lock()
+
+    def record(self, key: Key, stored: int, view: list[Entry]) -> None:
+        """``load()`` of ``key`` read ``stored`` lines and handed out ``view``."""
+        made = frozenset(
+            u for e in view if e.get("flowerHealed") is True and isinstance(u := e.get("uuid"), str)
+        )
+        given = frozenset(u for e in view if isinstance(u := e.get("uuid"), str) and u not in made)
+        with self._lock:
+            self._forget(key)
+            self._loads[key] = _Handout(key, given, made, stored)
+            for uid in given | made:
+                self._owner[uid] = key
+            while len(self._loads) > self._keep:
+                self._forget(next(iter(self._loads)))
+
+    def restore(self, key: Key, entries: list[Entry], read: Reader) -> list[Entry]:
+        """``entries`` for ``key`` with every copy of a handed-out line made the original."""
+        with self._lock:
+            if not self._owner:
+                return entries
+            owners: dict[str, _Handout] = {}
+            for entry in entries:
+                uid = entry.get("uuid")
+                source = self._owner.get(uid) if isinstance(uid, str) else None
+                if isinstance(uid, str) and source is not None and _forked(source, key):
+                    owners[uid] = self._loads[source]
+        if not owners:
+            return entries
+        for seen in {id(h): h for h in owners.values()}.values():
+            if seen.plan is None:  # once per load, from the rows that load saw
+                seen.plan = _plan((read(seen.key) or [])[: seen.rows], seen.given)
+        out: list[Entry] = []
+        for entry in entries:
+            uid = entry.get("uuid")
+            found = owners.get(uid) if isinstance(uid, str) else None
+            if found is None or found.plan is None or not isinstance(uid, str):
+                out.append(entry)
+            elif uid in found.made:
+                continue  # made up by the policies: the next load makes it again
+            elif uid not in found.plan.original:
+                out.append(entry)
+            else:
+                plan, sid = found.plan, entry.get("sessionId")
+                out.extend(_moved(row, sid) for row in plan.before.get(uid, ()))
+                out.append(_restored(entry, plan.original[uid]))
+                if uid == plan.last:
+                    out.extend(_moved(row, sid) for row in plan.after)
+        return out
+
+    def _forget(self, key: Key) -> None:
+        old = self._loads.pop(key, None)
+        if old is None:
+            return
+        for uid in old.given | old.made:
+            if self._owner.get(uid) == key:
+                del self._owner[uid]
+
+
+def _forked(source: Key, key: Key) -> bool:
+    """Whether lines of ``source`` written under ``key`` are a fork's copy: the same
+    project and transcript (main, or the same subagent's), another session."""
+    return source[0] == key[0] and source[2] == key[2] and source[1] != key[1]
+
+
+def _plan(rows: list[Entry], given: frozenset[str]) -> _Plan:
+    plan = _Plan()
+    left_out: list[Entry] = []
+    for row in rows:
+        uid = row.get("uuid")
+        if not isinstance(uid, str):
+            continue  # metadata: never part of a fork's copy
+        if uid in given:
+            plan.original[uid] = row
+            plan.before[uid], left_out = left_out, []
+            plan.last = uid
+        else:
+            left_out.append(row)
+    plan.after = left_out
+    return plan
+
+
+def _restored(copy: Entry, original: Entry) -> Entry:
+    row = dict(copy)
+    for name in POLICY_FIELDS:
+        if name in original:
+            row[name] = original[name]
+        else:
+            row.pop(name, None)
+    return row
+
+
+def _moved(row: Entry, session_id: Any) -> Entry:
+    return {**row, "sessionId": session_id} if session_id is not None else dict(row)
