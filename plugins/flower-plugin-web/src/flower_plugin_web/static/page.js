@@ -23,6 +23,7 @@ const pageId = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.to
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
 // Every refusal is one line here, never swallowed.
+const UNREACHABLE = "the page's server did not answer ";
 function notice(text) { const n = $("notice"); n.textContent = text; n.hidden = false; }
 $("notice").onclick = () => { $("notice").hidden = true; };
 function locked() {
@@ -36,7 +37,7 @@ async function call(path, init) {
   init.headers = Object.assign({"X-Flower-Token": token, "X-Flower-Page": pageId}, init.headers || {});
   let r;
   try { r = await fetch(path, init); } catch (e) {
-    notice("the page's server did not answer " + path + " (is the run still going?)"); return null; }
+    notice(UNREACHABLE + path + " (is the run still going?)"); return null; }
   if (r.status === 401) locked();
   return r;
 }
@@ -163,6 +164,7 @@ async function follow() {
     if (r && r.status === 401) return;
     if (r && r.ok && r.body) {
       $("link").textContent = "live";
+      if ($("notice").textContent.startsWith(UNREACHABLE)) $("notice").hidden = true;  // back
       try {
         const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
         let buf = "";
