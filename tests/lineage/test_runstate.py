@@ -45,8 +45,12 @@ def test_a_missing_lineage_comes_back_from_the_store(tmp_path: Path, store: Any)
     run_dir = tmp_path / "runs"
     assert restore(run_dir, wb, store) == "run-a"
     assert json.loads((run_dir / LINEAGE_NAME).read_text(encoding="utf-8")) == doc
-    (run_dir / LINEAGE_NAME).write_text("{}")  # a file that is there is never replaced
-    assert restore(run_dir, wb, store) == "" and (run_dir / LINEAGE_NAME).read_text() == "{}"
+    other = json.dumps({"workspace": "/elsewhere/proj", "run": "run-b", "steps": {}})
+    (run_dir / LINEAGE_NAME).write_text(other)  # a readable file is never replaced
+    assert restore(run_dir, wb, store) == "" and (run_dir / LINEAGE_NAME).read_text() == other
+    (run_dir / LINEAGE_NAME).write_text("{}")  # an unreadable one is kept aside, then restored
+    assert restore(run_dir, wb, store) == "run-a"
+    assert [p.read_text() for p in run_dir.glob(f"{LINEAGE_NAME}.corrupt-*")] == ["{}"]
 
 
 @pytest.mark.parametrize("marker", [None, "not json", '{"run": 7}', '{"run": "unknown"}'])

@@ -328,6 +328,7 @@ def build_options(
     from flower.core.guard import merge_hooks, wants_isolation
     from flower.core.walls import wall_for
     from flower.plugins import get_plugin_manager
+    from flower.stores.transcript import MAX_FRAME_BYTES
 
     if flush not in FLUSH_MODES:
         raise ValueError(f"flush must be 'eager' or 'batched', not {flush!r}")
@@ -395,6 +396,7 @@ def build_options(
         plugins=plugins,
         setting_sources=["project"] if portable else None,
         strict_mcp_config=portable,
+        max_buffer_size=MAX_FRAME_BYTES,  # a fork's copy of a big session is one line
     )
 
 

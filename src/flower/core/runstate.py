@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.filelock import locked
-from flower.core.lineage import LINEAGE_NAME
+from flower.core.lineage import LINEAGE_NAME, set_aside_corrupt
 from flower.core.workbench import atomic_write
 
 __all__ = ["MARKER_NAME", "marked_run", "mirror_for", "restore"]
@@ -78,7 +78,10 @@ def restore(run_dir: Path, workbench_root: Path | None, store: Any) -> str:
     path = Path(run_dir) / LINEAGE_NAME
     load = getattr(store, "load_lineage", None)
     run = marked_run(workbench_root)
-    if not run or not callable(load) or path.exists():
+    if not run or not callable(load):
+        return ""
+    set_aside_corrupt(path)  # an unreadable file is restored like a missing one, kept aside
+    if path.exists():
         return ""
     try:
         data = load(run)

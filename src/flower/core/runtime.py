@@ -464,8 +464,11 @@ class Runtime:
                 import anyio
 
                 await anyio.sleep(delay)
-                if sid:
-                    prompt = self.resilience.resume_prompt
+                if sid:  # and what the outage cut off: workers mid-task (core/cutoff.py)
+                    from flower.core.cutoff import cut_off_report
+
+                    cut = await cut_off_report(self.store, self.project_key, sid, spec=spec)
+                    prompt = self.resilience.resume_prompt + cut
                     result.resumed = True
         except BaseException as exc:
             if not result.error or result.ok or result.error == self.INTERRUPTED:
