@@ -339,3 +339,40 @@ def test_documents_the_newest_handoff_and_an_unreadable_file(tmp_path: Path) -> 
     assert "not readable yet" in page.get("/doc/ledger").text
     missing = page.get("/doc/secrets")
     assert missing.status_code == 404 and "no such document" in missing.text
+
+
+def test_a_question_a_dead_run_left_is_shown_and_answered_for_the_step_that_asked(
+    tmp_path: Path,
+) -> None:
+    """flower.core.pending keeps what a killed run was waiting on; the page lists it beside
+    the live question, marked, and its answer is kept for the step that asked."""
+    import subprocess
+    import sys
+
+    from flower.core.pending import PENDING_NAME, stale_asks, take_answers
+
+    hub, channel, asked = hub_with_question(tmp_path)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    left = {"pid": gone.pid, "asks": [{"id": "q1", "question": "Which port?",
+            "options": ["80", "8080"], "step": "干活"}]}  # fmt: skip
+    (tmp_path / "runs").mkdir(exist_ok=True)
+    (tmp_path / "runs" / PENDING_NAME).write_text(json.dumps(left))
+    page = client(hub, headers=WITH_TOKEN)
+    live, stale = page.get("/state").json()["pending"]
+    assert live["id"] == f"{hub.segment}-q1" and live["question"] == "LF or CRLF?"
+    assert stale == {"id": f"{hub.segment}-stale:q1", "question": "Which port?",
+                     "options": ["80", "8080"], "state": "asked", "step": "干活",
+                     "stale": True}  # fmt: skip
+    other_run = page.post("/answer", json={"id": "0badc0de-stale:q1", "answer": "80"}, headers=OWN)
+    assert other_run.status_code == 409
+    done = page.post("/answer", json={"id": stale["id"], "answer": "8080"}, headers=OWN)
+    assert done.status_code == 200 and done.json() == {"ok": True}
+    assert channel.pending()  # the live question is another one: still waiting
+    again = page.post("/answer", json={"id": stale["id"], "answer": "80"}, headers=OWN)
+    assert again.status_code == 404  # answered once (here or in the terminal)
+    assert [a["id"] for a in page.get("/state").json()["pending"]] == [live["id"]]
+    assert stale_asks(tmp_path / "runs")[0]["answer"] == "8080"
+    assert "人现在的回答:8080" in take_answers(tmp_path / "runs", "干活")
+    channel.answer("q1", "LF")
+    asked.join(5)

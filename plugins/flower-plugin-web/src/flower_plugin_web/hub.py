@@ -246,6 +246,23 @@ class Hub:
         pending = getattr(self.channel, "pending", None)
         return list(pending()) if callable(pending) else []
 
+    def stale(self) -> list[dict[str, Any]]:
+        """Questions a run in this folder left unanswered when its process died (the next
+        ``flower`` asks them again; the answer goes to the step that asked when it runs
+        again: ``flower.core.pending``), as the page's pending questions: their ids begin
+        with :data:`STALE`."""
+        if self.where is None:
+            return []
+        from flower.core.pending import stale_asks
+
+        return [
+            {"id": STALE + str(a.get("id")), "question": a.get("question") or "",
+             "options": list(a.get("options") or []), "state": "asked",
+             "step": a.get("step") or "", "stale": True}
+            for a in stale_asks(self.where.run_dir)
+            if a.get("answer") is None
+        ]  # fmt: skip
+
     def recent(self, limit: int = 60) -> list[Item]:
         with self._lock:
             start = max(self.first, self.last - limit + 1)
@@ -255,6 +272,9 @@ class Hub:
 def _cut(text: str) -> str:
     return f"{text[:TEXT]}… (cut: {len(text)} characters in all)"
 
+
+#: The id prefix (after the segment) of a question an earlier, dead process left waiting.
+STALE = "stale:"
 
 #: The one hub of this process: the hooks and the server meet here.
 HUB = Hub()

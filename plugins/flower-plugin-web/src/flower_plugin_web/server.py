@@ -42,7 +42,7 @@ from starlette.routing import Route
 from flower_plugin_web.docs import FILES, read_document, read_file
 from flower_plugin_web.gate import BACKLOG, Gate, budget_for, listening, protocol_for
 from flower_plugin_web.guard import Guard, Guarded, vouches, wildcard
-from flower_plugin_web.hub import HUB, Hub
+from flower_plugin_web.hub import HUB, STALE, Hub
 from flower_plugin_web.limits import Bucket, Limits, Refused, Slots, read_json, text_field
 from flower_plugin_web.page import PAGE, SCRIPT
 from flower_plugin_web.quiet import Hush, quiet_loop
@@ -88,6 +88,7 @@ def create_app(
     async def state(request: Request) -> Response:
         where = hub.where
         pending = [{**a.payload(), "id": hub.outside(a.id)} for a in hub.pending()]
+        pending += [{**a, "id": hub.outside(a["id"])} for a in hub.stale()]
         return JSONResponse(
             {
                 "segment": hub.segment,
@@ -119,6 +120,8 @@ def create_app(
         changing()
         body = await read_json(request, limits)
         channel, local = hub.channel, _local_id(hub, body.get("id"))
+        if local.startswith(STALE):  # asked by a run that died: kept for the step that asked
+            return await _answer_stale(hub, local.removeprefix(STALE), body, limits)
         known = {a.id: a for a in list(getattr(channel, "asks", []))}
         if channel is None or local not in known:
             raise Refused(404, NO_QUESTION)
@@ -180,6 +183,24 @@ def create_app(
         exception_handlers={Refused: refused},
     )
     return Guarded(app, guard, trust=gate.trust if gate is not None else None)
+
+
+async def _answer_stale(hub: Hub, ask_id: str, body: dict[str, Any], limits: Any) -> Response:
+    """Record the answer to a question a dead run left; the step that asked gets it when it
+    runs again. 404 when it is no such question (or answered already, here or in the
+    terminal: the first answer counts)."""
+    from flower.core.pending import answer_stale
+
+    declined = body.get("decline") is True
+    text = None if declined else text_field(body, "answer", limits.line, "the answer")
+    if text == "":
+        raise Refused(400, "an empty answer: use decline")
+    where = hub.where
+    if where is None or not await asyncio.to_thread(answer_stale, where.run_dir, ask_id, text):
+        raise Refused(404, NO_QUESTION)
+    hub.publish("ask", {"id": STALE + ask_id, "state": "answered" if text else "declined",
+                        "answer": text or "", "stale": True}, None)  # fmt: skip
+    return JSONResponse({"ok": True})
 
 
 def _local_id(hub: Hub, page_id: Any) -> str:

@@ -76,6 +76,8 @@ function showAsk(p) {
   if (p.state !== "asked") { if (!$("asks").querySelector(".ask")) $("noasks").hidden = false; return; }
   $("noasks").hidden = true;
   const box = el("div", undefined, "ask"); box.id = "ask-" + p.id;
+  if (p.stale) box.append(el("div", "asked before the run stopped" + (p.step ? " (" + p.step + ")" : "")
+    + ": the answer goes to the step that asked when it runs again", "dim"));
   box.append(el("div", p.question));
   (p.options || []).forEach((o, i) => { const b = el("button", (i + 1) + ") " + o);
     b.dataset.answer = o; b.onclick = () => post("/answer", {id: p.id, answer: o}); box.append(b); });
@@ -124,6 +126,11 @@ const on = {
   retry: (e) => tick(Date.now() + 1000 * (Number(e.payload.delay) || 0), "retry in"),
   offline: (e) => tick(Date.now() + 1000 * (Number(e.payload.next_probe_in) || 0), "offline, next probe in"),
   ask: (e) => showAsk(e.payload),
+  budget: (e) => { const p = e.payload, spent = Number(p.spent) || 0, b = $("budget");
+    b.textContent = p.cap == null ? "run $" + spent.toFixed(4)
+      : "budget $" + spent.toFixed(4) + " of $" + Number(p.cap).toFixed(2)
+        + (p.phase === "reached" ? ": spent, the run stops" : "");
+    b.classList.toggle("hot", p.phase === "near" || p.phase === "reached"); },
   aside: (e) => { if (e.payload.answer === null) return; const a = el("div");
     a.append(el("div", "? " + e.payload.question, "dim"), el("div", e.payload.answer)); $("asides").append(a); },
 };
