@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     import click
     from claude_agent_sdk.types import HookMatcher, SessionStore
 
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
         HandoffRequest,
         OpenItem,
         RoleFactory,
+        SessionRequest,
         StoreSettings,
     )
     from flower.ui.render import View
@@ -323,6 +326,41 @@ def flower_event(event: Event) -> None:
         def flower_event(event):
             if event.kind == "retry":
                 metrics.increment("flower.retries")
+    """
+
+
+@hookspec
+def flower_session_scope(session: SessionRequest) -> AbstractContextManager[Any] | None:
+    """Wrap one session of the Claude Code CLI: an attempt of a step, or a handoff round.
+
+    No event comes before a session starts: ``prompt`` is emitted once the CLI is up.
+    A plugin that must act *before* (make a span the active one, so the SDK passes it
+    to the CLI as ``TRACEPARENT``; add variables to the CLI's environment) returns a
+    context manager here. The Runtime enters it in the task that starts the CLI, right
+    before the SDK spawns the process, and exits it when the session ends: normally,
+    with ``session.outcome`` final, or with the exception that ended it (the CLI died,
+    the run was cancelled), which the scope sees and must not swallow.
+
+    :param session: Which session; see :class:`flower.plugin_types.SessionRequest`.
+        Variables added to ``session.env`` while entering reach the CLI.
+    :return: A context manager, or ``None`` to leave this session alone.
+
+    All results are collected and entered in call order. A scope that raises on entry
+    or exit is reported on stderr and skipped: observing must never break the work,
+    and a scope never changes how the session ended.
+
+    Default: none.
+
+    Example::
+
+        @hookimpl
+        def flower_session_scope(session):
+            @contextlib.contextmanager
+            def timed():
+                started = time.monotonic()
+                yield
+                print(session.step, session.attempt, time.monotonic() - started)
+            return timed()
     """
 
 

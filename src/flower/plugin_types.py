@@ -145,3 +145,41 @@ class StoreSettings:
     ephemeral: EphemeralPolicy
     prune: PrunePolicy
     url: str | None = None
+
+
+@dataclass
+class SessionRequest:
+    """One CLI session about to start, as the ``flower_session_scope`` hook receives it.
+
+    Every attempt of a step is one session of the bundled Claude Code CLI (so is the
+    handoff round). A plugin that wraps sessions (a tracer making its span the active
+    one, so the SDK passes it to the CLI as ``TRACEPARENT``) learns here which one.
+
+    Attributes:
+        runtime: The Runtime running the step (``run_dir``, ``workspace``, ``run_id``).
+        spec: The agent whose session this is.
+        step: The step's label as events carry it (``干活#round2``, ``干活·判定#1``).
+        attempt: Which attempt of the step this is (1 for the first; a retry counts, an
+            interrupt or a handoff does not).
+        generation: Handoffs the step has done before this session.
+        resume: The session id this one continues, or ``None`` for a fresh session.
+        fork: Whether it continues ``resume`` under a new id.
+        watch: ``False`` for the handoff round (no events of its own), else ``True``.
+        env: The CLI's environment from the options (the spec's and the policies'
+            variables). A scope may add variables before the session starts; it should
+            leave alone a key already here or in ``os.environ``, which the user chose.
+        outcome: What the session reported so far (``session_id``, ``ok``, ``error``,
+            ``cost_usd``, ``num_turns``, ``model``, ``usage``); final when the scope is
+            exited normally.
+    """
+
+    runtime: Any
+    spec: AgentSpec
+    step: str
+    attempt: int = 1
+    generation: int = 0
+    resume: str | None = None
+    fork: bool = False
+    watch: bool = True
+    env: dict[str, str] = field(default_factory=dict)
+    outcome: Any = None

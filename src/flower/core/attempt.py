@@ -22,6 +22,8 @@ from flower.core.agent import build_options
 from flower.core.budget import budget_for
 from flower.core.events import Event, EventCallback, emit, normalize
 from flower.core.refusals import Refusals
+from flower.core.scope import SessionScopes
+from flower.plugin_types import SessionRequest
 from flower.stores.transcript import context_size
 
 if TYPE_CHECKING:
@@ -46,6 +48,11 @@ class Attempt:
     num_turns: int = 0
     #: The human's remark when an interrupt ended this turn.
     said: str | None = None
+    #: The model the CLI reported (its init message, then its replies), when it said.
+    model: str | None = None
+    #: The session's token usage as its result message totals it (``input_tokens``,
+    #: ``output_tokens``, ``cache_read_input_tokens``, ``cache_creation_input_tokens``).
+    usage: dict[str, Any] | None = None
 
 
 class Live:
@@ -308,39 +315,52 @@ async def run_attempt(
     said: str | None = None
     if watch:  # the handoff round (unwatched) leaves the full session's figure alone
         live.window = rt.handoff.window_for(None)
+    session = SessionRequest(
+        runtime=rt, spec=spec, step=step, resume=resume, fork=fork, watch=watch,
+        attempt=result.attempts if result is not None else 1,
+        generation=len(result.retired) if result is not None else 0,
+        env=options.env, outcome=got,
+    )  # fmt: skip
     try:
-        async with ClaudeSDKClient(options) as client, anyio.create_task_group() as tasks:
-            if watch and rt.handoff.guessed:
-                live.window = rt.handoff.window_for(await reported_window(client))
-            tasks.start_soon(interrupt_when_asked, client)
-            say("prompt", {"text": prompt, "resume": resume, "fork": fork})
-            await client.query(prompt)
-            async for message in client.receive_response():
-                if isinstance(message, SystemMessage):
-                    if message.subtype == "init":
-                        seen(message.data.get("session_id"))
-                    show(message)
-                elif isinstance(message, AssistantMessage):
-                    seen(message.session_id)
-                    main = message.parent_tool_use_id is None
-                    if message.model == SYNTHETIC_MODEL:
-                        api_error = message.error or api_error
-                        continue
-                    if main and watch:
-                        track(live, rt.handoff, message, last_message, step, on_event, stop)
-                        last_message = message.message_id or last_message
-                    show(message)
-                elif isinstance(message, ResultMessage):
-                    seen(message.session_id)
-                    got.cost_usd = float(message.total_cost_usd or 0.0)
-                    got.num_turns = int(message.num_turns or 0)
-                    got.text = message.result or ""
-                    got.ok = not message.is_error and message.subtype == "success"
-                    if not got.ok:
-                        got.error = error_text(message, api_error)
-                else:  # tool results, and whatever else the SDK streams
-                    show(message)
-            tasks.cancel_scope.cancel()
+        # Plugins' scopes around the session (a tracer's span is the active one while
+        # the SDK starts the CLI, which it passes on as TRACEPARENT).
+        with SessionScopes(session):
+            async with ClaudeSDKClient(options) as client, anyio.create_task_group() as tasks:
+                if watch and rt.handoff.guessed:
+                    live.window = rt.handoff.window_for(await reported_window(client))
+                tasks.start_soon(interrupt_when_asked, client)
+                say("prompt", {"text": prompt, "resume": resume, "fork": fork})
+                await client.query(prompt)
+                async for message in client.receive_response():
+                    if isinstance(message, SystemMessage):
+                        if message.subtype == "init":
+                            seen(message.data.get("session_id"))
+                            got.model = message.data.get("model") or got.model
+                        show(message)
+                    elif isinstance(message, AssistantMessage):
+                        seen(message.session_id)
+                        main = message.parent_tool_use_id is None
+                        if main and message.model != SYNTHETIC_MODEL:
+                            got.model = message.model or got.model
+                        if message.model == SYNTHETIC_MODEL:
+                            api_error = message.error or api_error
+                            continue
+                        if main and watch:
+                            track(live, rt.handoff, message, last_message, step, on_event, stop)
+                            last_message = message.message_id or last_message
+                        show(message)
+                    elif isinstance(message, ResultMessage):
+                        seen(message.session_id)
+                        got.cost_usd = float(message.total_cost_usd or 0.0)
+                        got.num_turns = int(message.num_turns or 0)
+                        got.usage = dict(message.usage or {})
+                        got.text = message.result or ""
+                        got.ok = not message.is_error and message.subtype == "success"
+                        if not got.ok:
+                            got.error = error_text(message, api_error)
+                    else:  # tool results, and whatever else the SDK streams
+                        show(message)
+                tasks.cancel_scope.cancel()
     except Exception as exc:  # the CLI died, could not start, or the stream broke
         inner = leaf(exc)
         got.ok = False
