@@ -32,8 +32,9 @@ def offline_env(
     key saved by ``flower setup`` never reaches a test. ``CLAUDE_CONFIG_DIR`` must be in
     the options' env or the session store receives nothing;
     ``CLAUDE_CODE_MAX_RETRIES`` defaults to 0 so a scripted fault surfaces at once instead of
-    after the CLI's own three-minute retry ladder. Leaky variables are blanked, not removed,
-    because the SDK merges this dict over the parent's environment.
+    after the CLI's own three-minute retry ladder. ``OTEL_SDK_DISABLED=true`` keeps test runs
+    out of a collector (a test of telemetry sets it to ``false``). Leaky variables are
+    blanked, not removed, because the SDK merges this dict over the parent's environment.
     """
     home = Path(home)
     config = home / ".claude"
@@ -52,6 +53,9 @@ def offline_env(
             # flower's user config (``flower setup``'s .env) lives here, not in the shell's
             "XDG_CONFIG_HOME": str(home / ".config"),
             "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
+            # No telemetry leaves a test either (flower-plugin-otel, the CLI's OTLP
+            # exporter): a shell's OTEL_EXPORTER_OTLP_ENDPOINT may name a real collector.
+            "OTEL_SDK_DISABLED": "true",
         }
     )
     env.update(extra)
