@@ -16,6 +16,11 @@ the first source that has a non-empty value winning:
    token: mixing the user's own API key with a borrowed gateway URL would send the key
    to that gateway).
 
+``FLOWER_DOTENV=0`` (also ``off``, ``false``, ``no``) turns all of it off: no file is
+read and nothing is borrowed, the process environment is all there is. ``flower demo``
+and the scripted model's printed environment set it, because an offline run that filled
+its gaps from the user's files could pick up a real key, gateway or cloud switch.
+
 An empty value never blocks a later source (``KEY=`` in a ``.env`` is a placeholder, not
 a decision). Files are parsed by python-dotenv: ``export K=V``, quotes and trailing
 comments behave as in a shell. Values are taken literally (no ``${VAR}`` expansion), so a
@@ -34,6 +39,7 @@ __all__ = [
     "BORROWED_KEYS",
     "CREDENTIAL_KEYS",
     "DEFAULT_BASE_URL",
+    "DOTENV_SWITCH",
     "effective_endpoint",
     "env_files",
     "forget",
@@ -62,6 +68,8 @@ MODEL_KEYS = (
 #: What may be borrowed from Claude Code's settings: how to reach and pay for a model.
 BORROWED_KEYS = (*CREDENTIAL_KEYS, "ANTHROPIC_BASE_URL", *MODEL_KEYS)
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+#: ``FLOWER_DOTENV=0``: read no ``.env`` file and borrow nothing (see the module's doc).
+DOTENV_SWITCH = "FLOWER_DOTENV"
 
 PROCESS = "the environment"
 
@@ -97,6 +105,8 @@ def env_files(
     A file reachable under two names (the workspace is the current folder) is listed once.
     """
     environ = os.environ if environ is None else environ
+    if _sealed(environ):
+        return []
     candidates: list[tuple[str, Path]] = []
     if named := environ.get("FLOWER_ENV", "").strip():
         candidates.append(("$FLOWER_ENV", Path(named).expanduser()))
@@ -153,6 +163,12 @@ def _switched_on(value: str) -> bool:
     return value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
+def _sealed(environ: Mapping[str, str]) -> bool:
+    """``FLOWER_DOTENV`` switched off: the process environment is the only source."""
+    value = environ.get(DOTENV_SWITCH, "").strip()
+    return bool(value) and not _switched_on(value)
+
+
 def resolve(
     workspace: str | Path | None, environ: Mapping[str, str] | None = None
 ) -> tuple[dict[str, tuple[str, str]], list[str]]:
@@ -164,6 +180,8 @@ def resolve(
     environ = dict(os.environ if environ is None else environ)
     chosen: dict[str, tuple[str, str]] = {}
     notes: list[str] = []
+    if _sealed(environ):
+        return chosen, notes
 
     def missing(key: str) -> bool:
         return key not in chosen and not _set(environ, key)

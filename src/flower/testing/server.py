@@ -184,14 +184,23 @@ class ScriptedModel:
             ...
             assert model.requests[-1].tool_results()
 
+    ``quiet=True`` keeps the server off stderr entirely: an unexpected error in a request
+    handler is kept in :attr:`errors` (one line each) instead of printed as a traceback,
+    for a server that shares its terminal with a run view (``flower demo``).
+
     Attributes:
         requests: Every request received, in arrival order.
+        errors: With ``quiet``, one line per unexpected handler error.
     """
 
-    def __init__(self, script: Any = (), *, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, script: Any = (), *, port: int = 0, host: str = "127.0.0.1", quiet: bool = False
+    ) -> None:
         self._script = load_script(script)
         self._host = host
         self._port = port
+        self._quiet = quiet
+        self.errors: list[str] = []
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -207,6 +216,7 @@ class ScriptedModel:
             return self.base_url
         handler = type("_BoundHandler", (_Handler,), {"model": self})
         httpd = _Server((self._host, self._port), handler)
+        httpd.model = self
         self._port = httpd.server_address[1]
         self._httpd = httpd
         self._thread = threading.Thread(
@@ -245,6 +255,11 @@ class ScriptedModel:
     @property
     def running(self) -> bool:
         return self._httpd is not None
+
+    @property
+    def alive(self) -> bool:
+        """Started and its serving thread still running (``running`` only says started)."""
+        return self._httpd is not None and self._thread is not None and self._thread.is_alive()
 
     def __enter__(self) -> ScriptedModel:
         self.start()
@@ -338,13 +353,19 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 64
+    model: ScriptedModel | None = None
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up mid-request or mid-reply (the CLI cancelling a turn, a
-        test dropping its socket) is normal traffic here, not a traceback on stderr."""
+        test dropping its socket) is normal traffic here, not a traceback on stderr; a
+        quiet model keeps any other error as a line of its own."""
         import sys
 
-        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError | TimeoutError):
+            return
+        if self.model is not None and self.model._quiet:
+            self.model.errors.append(f"{type(exc).__name__}: {exc}")
             return
         super().handle_error(request, client_address)
 
