@@ -27,7 +27,10 @@ from flower.core.handoff import Handoff
 from flower.core.sections import PLACEHOLDER, bullets
 
 TABLES = [brief.ALIASES, goal.ALIASES, goal.VERDICT_ALIASES, handoff.ALIASES]
-NEAR_MISSES = ["未知与假设条件", "目标是", "补充", "NEXT STEPS", "判定结果如下", "结论性"]
+NEAR_MISSES = [
+    "未知与假设条件", "目标是", "补充", "NEXT STEPS", "判定结果如下", "结论性", "Amendment",
+    "Goals", "Scope creep", "Verdicts",
+]  # fmt: skip
 #: Per document its own headings (so sections of one document meet often), and all of them.
 FOCI = [sorted({a for aliases in t.values() for a in aliases} | set(NEAR_MISSES)) for t in TABLES]
 FOCI.append(sorted({a for focus in FOCI for a in focus}))
@@ -93,6 +96,14 @@ PIECES = [
     "\ufeff",
     "# 需求确认书",
     "> 引用",
+    # the English pieces flower writes (tests/documents/test_languages.py)
+    "(not filled in)",
+    "### Amendment · added during the run · 2025-01-01 10:00 (wins where it contradicts)",
+    "[cannot verify here: macOS]",
+    "achieved",
+    "not fully achieved",
+    "unverifiable",
+    "# The brief",
 ]
 SEPARATORS = ["\n", "\n", "\n", "\r\n", "\r", "\u2028", "\x0c", "\x1e"]
 

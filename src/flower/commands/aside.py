@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flower.core.lang import pick
 from flower.core.text import one_line
 
 if TYPE_CHECKING:
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
 #: What the oracle is asked; the events are flower's own summaries, oldest first.
 ASIDE_PROMPT = (
     "人在运行进行中问了一个旁路问题:\n\n{question}\n\n这次运行最近发生的事(从旧到新):\n{events}"
+)
+ASIDE_PROMPT_EN = (
+    "While the run goes on, the human asks on the side:\n\n{question}\n\n"
+    "What happened in the run lately (oldest first):\n{events}"
 )
 ASIDE_STEP = "旁路问答"
 
@@ -31,7 +36,7 @@ def summarize(events: list[Event], limit: int = 200) -> str:
             continue
         gist = ", ".join(f"{k}={v}" for k, v in event.payload.items() if v not in (None, "", []))
         lines.append(f"- [{event.kind}] {event.step or ''} {one_line(gist, limit)}".rstrip())
-    return "\n".join(lines) or "(还没有事件)"
+    return "\n".join(lines) or pick("(还没有事件)", "(no events yet)")
 
 
 async def ask_oracle(
@@ -47,7 +52,8 @@ async def ask_oracle(
 
     try:
         with Runtime(workspace=workspace, run_dir=run_dir, workbench=workbench or False) as rt:
-            prompt = ASIDE_PROMPT.format(question=question, events=summarize(recent))
+            template = pick(ASIDE_PROMPT, ASIDE_PROMPT_EN)
+            prompt = template.format(question=question, events=summarize(recent))
             result = await rt.run(oracle(ASIDE_STEP), prompt, step_name=ASIDE_STEP)
     except Exception as exc:  # a side question must never end the run
         return f"could not answer: {type(exc).__name__}: {exc}"

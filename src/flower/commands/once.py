@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from flower.core.runtime import Runtime
 
 DEFAULT_TOOLS = "Read,Write,Edit,Bash,Glob,Grep"
-#: Sent when ``--resume`` is given without new words.
+#: Sent when ``--resume`` is given without new words (``CONTINUE_EN`` in English).
 CONTINUE = "继续。"
+CONTINUE_EN = "Carry on."
 #: The permission modes the CLI knows (``bypassPermissions`` refuses to run as root).
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 STEP = "once"
@@ -119,9 +120,10 @@ def once(
         if resume and not rt.has_session(resume):
             print(f"flower once: {_unknown_session(rt, resume)}", file=sys.stderr)
             sys.exit(EXIT_USAGE)
-        code = drive(
-            _one_step(spec, prompt or CONTINUE, resume, fork), rt, terminal, renderer, interactive
-        )
+        from flower.core.lang import pick
+
+        said = prompt or pick(CONTINUE, CONTINUE_EN)
+        code = drive(_one_step(spec, said, resume, fork), rt, terminal, renderer, interactive)
         last = rt.results[-1].session_id if rt.results else None
         if last:
             terminal.line(f"session: {last}")
@@ -157,4 +159,4 @@ def _unknown_session(rt: Runtime, resume: str) -> str:
     )
 
 
-__all__ = ["CONTINUE", "DEFAULT_TOOLS", "once"]
+__all__ = ["CONTINUE", "CONTINUE_EN", "DEFAULT_TOOLS", "once"]

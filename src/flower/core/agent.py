@@ -38,6 +38,17 @@ def _plugin_dir() -> Path:
 #: flower's Claude Code plugin (a skill telling subagents the workbench conventions).
 PLUGIN_DIR: Path = _plugin_dir()
 
+
+def plugin_dir(lang: str | None = None) -> Path:
+    """The plugin a session gets: ``PLUGIN_DIR``, or its English twin ``PLUGIN_DIR/en``
+    (same plugin name, so the skill is ``flower:workbench`` in both) when the language
+    (``lang``, else the one in effect) is English and the twin is there."""
+    from flower.core.lang import EN, current
+
+    english = PLUGIN_DIR / "en"
+    return english if (lang or current()) == EN and english.is_dir() else PLUGIN_DIR
+
+
 #: Values ``session_store_flush`` accepts.
 FLUSH_MODES = ("eager", "batched")
 #: The smallest window the CLI accepts for ``CLAUDE_CODE_AUTO_COMPACT_WINDOW``.
@@ -304,7 +315,7 @@ def build_options(
       ``session_store_flush``; ``resume`` -> ``resume``; ``fork`` -> ``fork_session``;
       ``resume_at`` (a transcript message uuid) -> ``resume_session_at``.
     - ``use_plugin`` -> ``plugins=[{"type": "local", "path": PLUGIN_DIR}]`` when that
-      folder exists.
+      folder exists (its English twin in English: :func:`plugin_dir`).
     - ``portable=True`` -> ``setting_sources=["project"]`` and
       ``strict_mcp_config=True``: the run ignores this machine's user and local settings
       (``~/.claude/settings.json``, ``.claude/settings.local.json``: their hooks,
@@ -370,7 +381,7 @@ def build_options(
 
     plugins: list[Any] = []
     if use_plugin and PLUGIN_DIR.is_dir():
-        plugins.append({"type": "local", "path": str(PLUGIN_DIR)})
+        plugins.append({"type": "local", "path": str(plugin_dir())})
 
     return ClaudeAgentOptions(
         system_prompt=system_prompt,  # type: ignore[arg-type]

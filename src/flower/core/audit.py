@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flower.core.lang import pick
 from flower.plugin_types import AuditRequest, OpenItem
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KIND_TITLES",
+    "KIND_TITLES_EN",
     "audit_handoff",
     "changed_files",
     "failed_checks",
@@ -51,6 +53,18 @@ KIND_TITLES: dict[str, str] = {
     "unknown": "需求里还悬着的未知",
 }
 NOTE = "> flower 把这份交接和它知道还没了结的事逐条对过;下面这些交接里没有提到,原样补上。"
+#: The same in English (:mod:`flower.core.lang`).
+KIND_TITLES_EN: dict[str, str] = {
+    "failed_check": "Checks the judge failed last round",
+    "mail": "What the human said that has not reached the agent yet",
+    "question": "Questions still waiting for the human",
+    "changed_file": "Files changed since the last step that the handoff does not mention",
+    "unknown": "Unknowns still open in the requirements",
+}
+NOTE_EN = (
+    "> flower checked this handoff against everything it knows is still open; what the"
+    " handoff does not mention is added below as it is."
+)
 #: Changed files named one by one; more are counted in one line.
 MAX_FILES = 30
 #: A line of 未知与假设 that is still open says so.
@@ -93,12 +107,13 @@ def unmentioned(doc: Handoff, items: Iterable[OpenItem]) -> list[OpenItem]:
 
 def section(missing: list[OpenItem]) -> str:
     """The appended section's text: a note, then the items grouped by kind."""
-    kinds = [k for k in KIND_TITLES if any(i.kind == k for i in missing)]
-    kinds += sorted({i.kind for i in missing} - set(KIND_TITLES))
-    parts = [NOTE]
+    titles = pick(KIND_TITLES, KIND_TITLES_EN)
+    kinds = [k for k in titles if any(i.kind == k for i in missing)]
+    kinds += sorted({i.kind for i in missing} - set(titles))
+    parts = [pick(NOTE, NOTE_EN)]
     for kind in kinds:
         lines = [f"- {' '.join(i.text.split())}" for i in missing if i.kind == kind]
-        parts.append(f"{KIND_TITLES.get(kind, kind)}:\n" + "\n".join(lines))
+        parts.append(f"{titles.get(kind, kind)}:\n" + "\n".join(lines))
     return "\n\n".join(parts)
 
 

@@ -15,6 +15,10 @@ seen pasting whole files) is dropped. Once complete, the brief is frozen to disk
 (:meth:`Brief.write`); a human changes requirements by editing that file or by an
 amendment block appended to it (``### 补充 · …``, see ``HumanChannel.amend``): that block
 and everything after it land, verbatim, in 未知与假设.
+
+Both languages' headings are always read (``## 目标`` and ``## Goal`` alike), so a brief
+frozen by a Chinese run is read by an English one and the reverse; what is written uses
+the language in effect (:mod:`flower.core.lang`).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flower.core.sections import PLACEHOLDER, Frozen, parse_sections
+from flower.core.lang import pick
+from flower.core.sections import Frozen, parse_sections, placeholder
 
 #: Field -> its heading, in document order.
 SECTIONS: dict[str, str] = {
@@ -31,12 +36,27 @@ SECTIONS: dict[str, str] = {
     "bounds": "边界",
     "unknowns": "未知与假设",
 }
+SECTIONS_EN: dict[str, str] = {
+    "goal": "Goal",
+    "accept": "Acceptance criteria",
+    "bounds": "Scope",
+    "unknowns": "Unknowns and assumptions",
+}
 
 #: Headings a model writes for the same sections (matched longest first, any case).
 ALIASES: dict[str, tuple[str, ...]] = {
-    "goal": ("目标", "goal"),
+    "goal": ("目标", "goal", "objective"),
     "accept": ("验收标准", "验收条件", "完成标准", "验收", "acceptance criteria", "acceptance"),
-    "bounds": ("边界", "范围边界", "不做什么", "范围", "bounds", "scope"),
+    "bounds": (
+        "边界",
+        "范围边界",
+        "不做什么",
+        "范围",
+        "bounds",
+        "boundaries",
+        "scope",
+        "out of scope",
+    ),
     "unknowns": (
         "未知与假设",
         "未知项与假设",
@@ -45,6 +65,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "假设",
         "未知",
         "unknowns and assumptions",
+        "assumptions and unknowns",
         "unknowns",
         "assumptions",
     ),
@@ -56,12 +77,22 @@ _ALIAS_TO_FIELD = {alias.lower(): name for name, aliases in ALIASES.items() for 
 _APPENDIX = "unknowns"
 
 TITLE = "# 需求确认书"
+TITLE_EN = "# The brief"
 #: Deleting the file does not clarify anew: the clarify session continues where it was
 #: and gives the same brief back. Starting over is ``flower --new`` (archived, not lost).
 _NOTE = (
     "> 澄清之后冻结的需求。要改需求,直接改这个文件;"
     "要从头另做一件事,用 flower --new(这份文件会归档,不会丢)。"
 )
+_NOTE_EN = (
+    "> The requirements, frozen after clarifying. To change them, edit this file; to start"
+    " something else from scratch, run flower --new (this file is archived, not lost)."
+)
+
+
+def headings(lang: str | None = None) -> dict[str, str]:
+    """Field -> heading in ``lang`` (default: the language in effect)."""
+    return pick(SECTIONS, SECTIONS_EN, lang)
 
 
 @dataclass
@@ -85,8 +116,9 @@ class Brief(Frozen):
         return brief
 
     def missing(self) -> list[str]:
-        """The headings of the empty sections, in document order, ready to show."""
-        return [heading for name, heading in SECTIONS.items() if not getattr(self, name).strip()]
+        """The headings of the empty sections, in document order, ready to show (in the
+        language in effect)."""
+        return [heading for name, heading in headings().items() if not getattr(self, name).strip()]
 
     def complete(self) -> bool:
         return not self.missing()
@@ -97,18 +129,18 @@ class Brief(Frozen):
 
     def to_markdown(self) -> str:
         """The file a human reads and edits; an empty section shows the placeholder."""
-        parts = [TITLE, "", _NOTE, ""]
-        for name, heading in SECTIONS.items():
-            parts += [f"## {heading}", "", getattr(self, name).strip() or PLACEHOLDER, ""]
+        parts = [pick(TITLE, TITLE_EN), "", pick(_NOTE, _NOTE_EN), ""]
+        for name, heading in headings().items():
+            parts += [f"## {heading}", "", getattr(self, name).strip() or placeholder(), ""]
         return "\n".join(parts)
 
     def prompt_block(self) -> str:
         """What a downstream session is given: the non-empty sections, nothing else."""
         return "\n\n".join(
             f"## {heading}\n{getattr(self, name).strip()}"
-            for name, heading in SECTIONS.items()
+            for name, heading in headings().items()
             if getattr(self, name).strip()
         )
 
 
-__all__ = ["ALIASES", "SECTIONS", "TITLE", "Brief"]
+__all__ = ["ALIASES", "SECTIONS", "SECTIONS_EN", "TITLE", "TITLE_EN", "Brief", "headings"]

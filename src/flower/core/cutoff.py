@@ -278,7 +278,7 @@ def read_worker(subpath: str, entries: list[Entry]) -> Worker:
 def _calls(entries: list[Entry]) -> dict[str, Call]:
     """``tool_use_id -> Call`` in call order, each with its result when one was recorded
     (a result the pruning store or the CLI made up for an unfinished call is none)."""
-    from flower.stores.prune import ORPHAN_NOTE
+    from flower.stores.prune import ORPHAN_NOTE, ORPHAN_NOTE_EN
 
     calls: dict[str, Call] = {}
     for entry in entries:
@@ -298,7 +298,7 @@ def _calls(entries: list[Entry]) -> dict[str, Call]:
                 made_up = (
                     entry.get("flowerHealed") is True
                     or entry.get("toolDenialKind") == _CLI_HEALED
-                    or text == ORPHAN_NOTE
+                    or text in (ORPHAN_NOTE, ORPHAN_NOTE_EN)
                 )
                 if call is not None and not made_up:
                     call.result, call.error = text, bool(block.get("is_error"))

@@ -11,6 +11,9 @@ Three outcomes, not two: ``achieved`` moves on; ``not_yet`` sends the worker bac
 is missing (to carry on, not to restart); ``unreachable`` stops and asks the human, since
 another round cannot help. Without the third, a goal that cannot be met, or cannot be
 verified in this environment, burns round after round until the budget is gone.
+
+Both documents read both languages' headings and state words whatever the language in
+effect; they are written in the language in effect (:mod:`flower.core.lang`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flower.core.sections import PLACEHOLDER, Frozen, bullets, inert, scan
+from flower.core.lang import EN, current, localized, pick
+from flower.core.sections import PLACEHOLDERS, Frozen, bullets, inert, placeholder, scan
 
 #: ``ctx[GOAL_KEY]`` is the frozen :class:`Goal` (``ctx[<goal step>]`` its prompt block).
 GOAL_KEY = "_goal"
@@ -33,18 +37,39 @@ ROUND_KEY = "_goal_rounds"
 
 #: Field -> heading, in document order.
 SECTIONS: dict[str, str] = {"statement": "目标", "checks": "判定清单"}
+SECTIONS_EN: dict[str, str] = {"statement": "Goal", "checks": "Checks"}
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "statement": ("目标", "goal"),
-    "checks": ("判定清单", "判定条件", "验收清单", "检查项", "判定", "checks"),
+    "checks": (
+        "判定清单",
+        "判定条件",
+        "验收清单",
+        "检查项",
+        "判定",
+        "checks",
+        "checklist",
+        "acceptance checks",
+    ),
 }
 _GOAL_FIELDS = {alias.lower(): name for name, aliases in ALIASES.items() for alias in aliases}
 
-#: The mark of a check this environment cannot verify: ``[此环境无法验证:<why>]``.
+#: The mark of a check this environment cannot verify: ``[此环境无法验证:<why>]``, in
+#: English ``[cannot verify here: <why>]``; either is read in any language.
 UNVERIFIABLE = "此环境无法验证"
-_UNVERIFIABLE = re.compile(r"[\[【]\s*(?:此环境)?无法验证\s*[::\]】]")
+UNVERIFIABLE_EN = "cannot verify here"
+_UNVERIFIABLE = re.compile(
+    r"[\[【]\s*(?:(?:此环境)?无法验证"
+    r"|(?:cannot|can't|can not)\s+(?:be\s+)?verif(?:y|ied)(?:\s+here)?"
+    r"|unverifiable(?:\s+here)?)\s*[::\]】]",
+    re.IGNORECASE,
+)
 
 GOAL_TITLE = "# 完成判定"
+GOAL_TITLE_EN = "# Definition of done"
+#: The label of a human's change to the goal (:meth:`Goal.amend`).
+AMEND_LABEL = "人修改"
+AMEND_LABEL_EN = "changed by the human"
 
 
 @dataclass
@@ -63,7 +88,7 @@ class Goal(Frozen):
     def parse(cls, text: str) -> Goal:
         """Read a judge's answer (or a goal file). Never raises."""
         found = scan(text, _GOAL_FIELDS).found
-        checks = [c for c in bullets(found.get("checks", "")) if c != PLACEHOLDER]
+        checks = [c for c in bullets(found.get("checks", "")) if c not in PLACEHOLDERS]
         return cls(statement=found.get("statement", ""), checks=checks)
 
     @property
@@ -79,7 +104,7 @@ class Goal(Frozen):
         """Headings of what is missing, in document order."""
         return [
             heading
-            for name, heading in SECTIONS.items()
+            for name, heading in pick(SECTIONS, SECTIONS_EN).items()
             if not (self.checks if name == "checks" else self.statement.strip())
         ]
 
@@ -88,17 +113,18 @@ class Goal(Frozen):
 
     def to_markdown(self) -> str:
         checks = "\n".join(f"- {check.strip()}" for check in self.checks if check.strip())
+        heading = pick(SECTIONS, SECTIONS_EN)
         return "\n".join(
             [
-                GOAL_TITLE,
+                pick(GOAL_TITLE, GOAL_TITLE_EN),
                 "",
-                f"## {SECTIONS['statement']}",
+                f"## {heading['statement']}",
                 "",
-                self.statement.strip() or PLACEHOLDER,
+                self.statement.strip() or placeholder(),
                 "",
-                f"## {SECTIONS['checks']}",
+                f"## {heading['checks']}",
                 "",
-                checks or PLACEHOLDER,
+                checks or placeholder(),
                 "",
             ]
         )
@@ -106,14 +132,15 @@ class Goal(Frozen):
     def prompt_block(self) -> str:
         """The non-empty parts, for the judge and the worker."""
         parts = []
+        heading = pick(SECTIONS, SECTIONS_EN)
         if self.statement.strip():
-            parts.append(f"## {SECTIONS['statement']}\n{self.statement.strip()}")
+            parts.append(f"## {heading['statement']}\n{self.statement.strip()}")
         if self.checks:
             items = "\n".join(f"- {check}" for check in self.checks)
-            parts.append(f"## {SECTIONS['checks']}\n{items}")
+            parts.append(f"## {heading['checks']}\n{items}")
         return "\n\n".join(parts)
 
-    def amend(self, text: str, *, label: str = "人修改", at: float | None = None) -> Goal:
+    def amend(self, text: str, *, label: str = AMEND_LABEL, at: float | None = None) -> Goal:
         """Append a human's change to the statement; returns ``self`` (chain ``.write``).
 
         Appended, never overwritten: the old goal is history, and seeing what changed beats
@@ -123,7 +150,7 @@ class Goal(Frozen):
         lines = (text or "").strip().splitlines()
         if not lines:
             return self
-        label = " ".join(str(label).split())
+        label = " ".join(localized(str(label), AMEND_LABEL, AMEND_LABEL_EN).split())
         stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
         rest = inert("\n".join(lines[1:]), _GOAL_FIELDS)
         block = f"({label} {stamp}) {lines[0].strip()}" + (f"\n{rest}" if rest else "")
@@ -137,11 +164,16 @@ class Goal(Frozen):
 ACHIEVED, NOT_YET, UNREACHABLE = "achieved", "not_yet", "unreachable"
 
 VERDICT_SECTIONS: dict[str, str] = {"state": "结论", "reason": "理由", "failed": "未通过"}
+VERDICT_SECTIONS_EN: dict[str, str] = {
+    "state": "Verdict",
+    "reason": "Reason",
+    "failed": "Failed checks",
+}
 
 VERDICT_ALIASES: dict[str, tuple[str, ...]] = {
-    "state": ("结论", "判定", "判定结果", "verdict", "conclusion"),
-    "reason": ("理由", "原因", "reason"),
-    "failed": ("未通过", "未通过项", "没通过", "failed"),
+    "state": ("结论", "判定", "判定结果", "verdict", "conclusion", "ruling"),
+    "reason": ("理由", "原因", "reason", "reasons", "reasoning"),
+    "failed": ("未通过", "未通过项", "没通过", "failed", "failed checks", "not passed"),
 }
 _VERDICT_FIELDS = {
     alias.lower(): name for name, aliases in VERDICT_ALIASES.items() for alias in aliases
@@ -163,6 +195,12 @@ STATE_WORDS: dict[str, tuple[str, ...]] = {
         "unreachable",
         "impossible",
         "unverifiable",
+        "cannot be verified",
+        "cannot verify",
+        "can't verify",
+        "not verifiable",
+        "cannot be achieved",
+        "can't be achieved",
     ),
     NOT_YET: (
         "尚未达成",
@@ -171,6 +209,7 @@ STATE_WORDS: dict[str, tuple[str, ...]] = {
         "没达成",
         "not yet",
         "not achieved",
+        "not met",
         "not_yet",
         "no",
     ),
@@ -205,15 +244,21 @@ _CLAUSE_END = re.compile(r"[,,。;;::!!??、\n]")
 _BARE_YES = re.compile(r"1|true", re.IGNORECASE)
 _BARE_NO = re.compile(r"0|false", re.IGNORECASE)
 _END_MARK = re.compile(r"[\s。.!!]+$")
-_NOTHING_FAILED = frozenset({"无", "没有", "none", "n/a", "全部通过"})
+_NOTHING_FAILED = frozenset({"无", "没有", "none", "n/a", "全部通过", "all passed"})
 
 #: What :meth:`Verdict.to_markdown` writes under 结论, read back as the same state.
 _SAY = {ACHIEVED: "已达成", NOT_YET: "未达成", UNREACHABLE: "无法达成"}
+_SAY_EN = {ACHIEVED: "achieved", NOT_YET: "not yet", UNREACHABLE: "unreachable"}
 #: Written for a verdict with no clear state: no state word, no digit, not the placeholder
 #: (an empty 结论 would send the reader searching the whole document).
 _VAGUE = "(判读不出)"
+_VAGUE_EN = "(unclear)"
+#: Written under 未通过 when nothing failed.
+_NONE = "无"
+_NONE_EN = "none"
 
 VERDICT_TITLE = "# 裁判结论"
+VERDICT_TITLE_EN = "# The judge's verdict"
 
 
 def _state(text: str) -> str:
@@ -243,7 +288,7 @@ def _qualified(text: str, start: int, word: str) -> bool:
 
     ``已达成`` carries its own "already" and is taken as said.
     """
-    if word == _SAY[ACHIEVED]:
+    if word == _SAY[ACHIEVED]:  # the English "achieved" has no "already": its clause decides
         return False
     before = text[max(0, start - 24) : start]
     clause = _CLAUSE_END.split(before)[-1]
@@ -251,7 +296,7 @@ def _qualified(text: str, start: int, word: str) -> bool:
 
 
 def _failed(text: str) -> list[str]:
-    items = [item for item in bullets(text) if item != PLACEHOLDER]
+    items = [item for item in bullets(text) if item not in PLACEHOLDERS]
     if len(items) == 1 and _END_MARK.sub("", items[0]).lower() in _NOTHING_FAILED:
         return []
     return items
@@ -288,7 +333,7 @@ class Verdict:
             if _BARE_NO.fullmatch(read.plain):
                 return cls(state=NOT_YET)
         reason = read.found.get("reason", "")
-        if not read.headed and read.plain != PLACEHOLDER:
+        if not read.headed and read.plain not in PLACEHOLDERS:
             reason = read.plain
         return cls(
             state=_state(read.found.get("state") or read.plain),
@@ -312,6 +357,8 @@ class Verdict:
     def feedback(self) -> str:
         """What the worker is told at the start of its next round: where it falls short,
         not how to fix it (that is its job), and to continue rather than start over."""
+        if current() == EN:
+            return self._feedback_en()
         opening = {
             ACHIEVED: "裁判认为目标已经达成。",
             NOT_YET: "裁判认为上一轮的结果还没有达成目标。",
@@ -327,23 +374,43 @@ class Verdict:
         ]
         return "\n".join(parts)
 
+    def _feedback_en(self) -> str:
+        opening = {
+            ACHIEVED: "The judge found the goal achieved.",
+            NOT_YET: "The judge found that the last round has not achieved the goal yet.",
+            UNREACHABLE: (
+                "The judge found the goal unreachable as things stand, or impossible to"
+                " verify in this environment."
+            ),
+        }.get(self.state, "The judge gave no clear verdict; this round counts as not achieved.")
+        parts = [opening, "", "The judge's reason:", self.reason.strip() or "(no reason given)"]
+        if self.failed:
+            parts += ["", "Checks that failed:", *(f"- {item}" for item in self.failed)]
+        parts += [
+            "",
+            "Carry on from where you are; do not start over. Close only the gaps above, leave"
+            " what already works alone, and do not widen the scope.",
+        ]
+        return "\n".join(parts)
+
     def to_markdown(self) -> str:
         failed = "\n".join(f"- {item.strip()}" for item in self.failed if item.strip())
+        heading = pick(VERDICT_SECTIONS, VERDICT_SECTIONS_EN)
         return "\n".join(
             [
-                VERDICT_TITLE,
+                pick(VERDICT_TITLE, VERDICT_TITLE_EN),
                 "",
-                f"## {VERDICT_SECTIONS['state']}",
+                f"## {heading['state']}",
                 "",
-                _SAY.get(self.state, _VAGUE),
+                pick(_SAY, _SAY_EN).get(self.state, pick(_VAGUE, _VAGUE_EN)),
                 "",
-                f"## {VERDICT_SECTIONS['reason']}",
+                f"## {heading['reason']}",
                 "",
-                self.reason.strip() or PLACEHOLDER,
+                self.reason.strip() or placeholder(),
                 "",
-                f"## {VERDICT_SECTIONS['failed']}",
+                f"## {heading['failed']}",
                 "",
-                failed or "无",
+                failed or pick(_NONE, _NONE_EN),
                 "",
             ]
         )
@@ -356,12 +423,15 @@ __all__ = [
     "NOT_YET",
     "ROUND_KEY",
     "SECTIONS",
+    "SECTIONS_EN",
     "STATE_WORDS",
     "UNREACHABLE",
     "UNVERIFIABLE",
+    "UNVERIFIABLE_EN",
     "VERDICT_ALIASES",
     "VERDICT_KEY",
     "VERDICT_SECTIONS",
+    "VERDICT_SECTIONS_EN",
     "Goal",
     "Verdict",
 ]

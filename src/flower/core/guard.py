@@ -26,6 +26,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flower.core.deny import GLANCE_REASON as GLANCE_REASON  # re-exported
+from flower.core.deny import SPILL_HEAD as SPILL_HEAD  # re-exported
+from flower.core.deny import delegate_text, glance_reason, missing_text, spill_pointer
 from flower.core.workbench import SPILL_DIRNAME, keep_out_of_git
 
 if TYPE_CHECKING:
@@ -38,8 +41,6 @@ HANDS_ON = "Bash|Write|Edit|NotebookEdit"
 WRITE_ONLY = "Write|Edit|NotebookEdit"
 BULKY = "Bash|Read|Grep|Glob|WebFetch|WebSearch"
 
-#: How much of a spilled result stays in the conversation after the pointer.
-SPILL_HEAD = 400
 ISOLATE_ATTR = "_flower_isolate"
 
 #: A hook callback as the SDK calls it.
@@ -81,12 +82,9 @@ def _tool_names(entries: list[str]) -> set[str]:
 # --- whitelist ---------------------------------------------------------------------------
 
 
-def whitelist_text(role: str, tool: str) -> str:
-    return (
-        f"{role}没有 {tool} 工具。这是有意为之,不是配置里漏掉了。"
-        "把你的结论直接写在回复正文里,框架会从那里取走;"
-        "不要换一种说法或换一个工具去绕开这条限制。"
-    )
+#: The whitelist guard's text is the wall's for a missing tool (:mod:`flower.core.deny`,
+#: where every deny text lives, in both languages).
+whitelist_text = missing_text
 
 
 def whitelist_guard(allowed: list[str] | None, *, role: str = "这个角色") -> HookMatcher | None:
@@ -119,24 +117,6 @@ def whitelist_guard(allowed: list[str] | None, *, role: str = "这个角色") ->
 
 
 # --- delegate ----------------------------------------------------------------------------
-
-
-GLANCE_REASON = "只读的一次性查看(glance),协调者可以自己跑"
-
-
-def delegate_text(tool: str, *, artifacts: str, glance: bool, why: str | None = None) -> str:
-    """The delegate guard's deny text; ``why`` (first, so it is read) says why a command
-    was no glance."""
-    text = (
-        f"主线程不亲自动手(这次被拦下的是 {tool})。用 Agent 工具派一个 subagent 去做:"
-        "在任务里写清目标和验收标准,并要求它把长输出写进 "
-        f"{artifacts},回复里只给路径和结论。"
-    )
-    if glance:
-        text += "只读的一次性查看命令(如 git status、ls、cat 某个文件)可以直接用 Bash 跑,不用派人。"
-    if why:
-        text = f"这条命令不算只读查看:{why}。能改成只读的写法就自己重跑,否则派人。" + text
-    return text
 
 
 def delegate_guard(
@@ -206,7 +186,7 @@ def _glance(tool_input: Mapping[str, Any], command: str) -> dict[str, Any]:
     from flower.core.ephemeral import GLANCE_ENV
 
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in GLANCE_ENV.items())
-    decision = _decide("allow", GLANCE_REASON)
+    decision = _decide("allow", glance_reason())
     decision["hookSpecificOutput"]["updatedInput"] = {
         **tool_input,
         "command": f"export {exports}; {command}",
@@ -215,14 +195,6 @@ def _glance(tool_input: Mapping[str, Any], command: str) -> dict[str, Any]:
 
 
 # --- spill -------------------------------------------------------------------------------
-
-
-def spill_pointer(path: Path, original: str) -> str:
-    head = original[:SPILL_HEAD]
-    return (
-        f"[结果太长({len(original)} 字),全文已存到 {path} 。"
-        f"需要全文就用 Read 读这个文件;下面只是前 {len(head)} 字]\n{head}"
-    )
 
 
 def spill_guard(

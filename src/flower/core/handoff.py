@@ -8,6 +8,11 @@ and editable, so a human can see what was kept and what was lost.
 
 Five sections, two of them required: ``doing`` and ``next``. Demanding dead ends would
 make the model invent some.
+
+The prompt, the headings and flower's own words are in the language in effect
+(:mod:`flower.core.lang`); both languages' headings are always read, so a successor in
+one language continues a handoff written in the other. The file name keeps the seed's
+``交接-`` prefix in every language: it is a key (the bequest and the page look for it).
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flower.core.sections import PLACEHOLDER, parse_sections
+from flower.core.lang import EN, current, pick
+from flower.core.sections import PLACEHOLDER, parse_sections, placeholder
 from flower.core.workbench import ARCHIVE_DIRNAME, atomic_write, safe_name
 
 if TYPE_CHECKING:
@@ -33,11 +39,19 @@ SECTIONS: dict[str, str] = {
     "next": "下一步",
     "scene": "现场",
 }
+SECTIONS_EN: dict[str, str] = {
+    "doing": "In progress",
+    "decided": "Decided",
+    "deadends": "Dead ends",
+    "next": "Next steps",
+    "scene": "Where things are",
+}
 
 #: The heading of the section the handoff audit appends (``core/audit.py``): what the
 #: document left out of what flower knows is still open. Not one of the five: the model
 #: never writes it, and an empty one is not shown.
 AUDIT_HEADING = "核对补充"
+AUDIT_HEADING_EN = "Added by the audit"
 
 #: Only these must be non-empty for a handoff to be usable.
 REQUIRED = ("doing", "next")
@@ -52,6 +66,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "进行中",
         "目前在做",
         "doing",
+        "in progress",
         "current task",
     ),
     "decided": (
@@ -77,7 +92,16 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "dead-ends",
     ),
     "next": ("下一步", "接下来", "下一步做什么", "待办", "next", "next steps", "next step"),
-    "scene": ("现场", "现状", "环境", "关键文件", "scene", "state", "environment"),
+    "scene": (
+        "现场",
+        "现状",
+        "环境",
+        "关键文件",
+        "scene",
+        "state",
+        "environment",
+        "where things are",
+    ),
 }
 
 #: The prompt of the handoff round, run as one more turn of the full session.
@@ -100,6 +124,32 @@ HANDOFF_PROMPT = """上下文快满了:已用约 {used} tokens,窗口 {window} t
 
 ## 现场
 相关的文件、分支、命令、工作台上已落盘的东西(写路径),以及还没验证的点。
+"""
+
+HANDOFF_PROMPT_EN = """\
+The context is nearly full: about {used} tokens used of a {window}-token window.
+This work is about to pass to a brand-new session. It cannot see this conversation, only \
+the handoff you write now.
+
+Write the handoff and nothing else: call no tools and do no more work. Use these five \
+sections, headings exactly as given:
+
+## In progress
+The goal of this work, and the part of it under way right now.
+
+## Decided
+Decisions already made and why, so the successor does not reopen them.
+
+## Dead ends
+Approaches that were tried and did not work, and why. If there are none, write "none"; \
+do not make any up.
+
+## Next steps
+The first and second things to do after taking over, down to files and commands.
+
+## Where things are
+The relevant files, branches and commands, what is already saved on the workbench (give \
+the paths), and what has not been verified yet.
 """
 
 _PATTERNS = (
@@ -132,6 +182,13 @@ def is_overflow(*texts: str | None) -> bool:
 
 _ALIAS_TO_FIELD = {alias.lower(): name for name, aliases in ALIASES.items() for alias in aliases}
 _ALIAS_TO_FIELD[AUDIT_HEADING] = "audit"
+_ALIAS_TO_FIELD[AUDIT_HEADING_EN.lower()] = "audit"
+#: The title line, ``# 交接 · <step>`` or ``# Handoff · <step>``.
+_TITLE = re.compile(r"^#[ \t]+(?:交接|Handoff)(?:[ \t]*·[ \t]*(?P<step>.+))?$", re.MULTILINE)
+#: The note a mechanical handoff carries under its title, in each language.
+_DEGRADED = "> 这份交接是机械拼装的:上一代会话没能自己写出来。"
+_DEGRADED_EN = "> This handoff was assembled mechanically: the last session could not write one."
+_DEGRADED_MARKS = ("机械拼装", "assembled mechanically")
 
 
 @dataclass
@@ -175,27 +232,41 @@ class Handoff:
 
     def to_markdown(self) -> str:
         """The document as a human reads and edits it."""
-        title = f"# 交接 · {self.step}" if self.step else "# 交接"
-        parts = [title, ""]
+        word = pick("交接", "Handoff")
+        parts = [f"# {word} · {self.step}" if self.step else f"# {word}", ""]
         if self.degraded:
-            parts += ["> 这份交接是机械拼装的:上一代会话没能自己写出来。", ""]
-        for name, heading in SECTIONS.items():
-            parts += [f"## {heading}", "", getattr(self, name).strip() or PLACEHOLDER, ""]
+            parts += [pick(_DEGRADED, _DEGRADED_EN), ""]
+        for name, heading in pick(SECTIONS, SECTIONS_EN).items():
+            parts += [f"## {heading}", "", getattr(self, name).strip() or placeholder(), ""]
         if self.audit.strip():
-            parts += [f"## {AUDIT_HEADING}", "", self.audit.strip(), ""]
+            parts += [f"## {pick(AUDIT_HEADING, AUDIT_HEADING_EN)}", "", self.audit.strip(), ""]
         return "\n".join(parts)
 
-    def prompt_block(self) -> str:
-        """The successor session's first prompt."""
-        where = f"(原文在 {self.path})" if self.path else ""
-        step = f"「{self.step}」" if self.step else "这件事"
+    def _body(self) -> str:
+        """The non-empty sections under the headings of the language in effect."""
         body = "\n\n".join(
             f"## {heading}\n{getattr(self, name).strip()}"
-            for name, heading in SECTIONS.items()
+            for name, heading in pick(SECTIONS, SECTIONS_EN).items()
             if getattr(self, name).strip()
         )
         if self.audit.strip():
-            body += f"\n\n## {AUDIT_HEADING}\n{self.audit.strip()}"
+            body += f"\n\n## {pick(AUDIT_HEADING, AUDIT_HEADING_EN)}\n{self.audit.strip()}"
+        return body
+
+    def prompt_block(self) -> str:
+        """The successor session's first prompt."""
+        body = self._body()
+        if current() == EN:
+            where = f" (the original is at {self.path})" if self.path else ""
+            step = f'"{self.step}"' if self.step else "this work"
+            return (
+                f"You are taking over {step}. The last session's context filled up; this is"
+                f" the handoff it left{where}:\n\n{body}\n\n"
+                'Carry on from "Next steps". Look at what is already saved on the workbench'
+                " before changing anything, and do not start over."
+            )
+        where = f"(原文在 {self.path})" if self.path else ""
+        step = f"「{self.step}」" if self.step else "这件事"
         return (
             f"你接手{step}。上一代会话的上下文满了,这是它留下的交接{where}:\n\n"
             f"{body}\n\n"
@@ -218,10 +289,11 @@ class Handoff:
             text = target.read_text(encoding="utf-8")
         except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
             return None
-        title = re.search(r"^#[ \t]+交接(?:[ \t]*·[ \t]*(?P<step>.+))?$", text, re.MULTILINE)
+        title = _TITLE.search(text)
         doc = cls.parse(text, step=(title.group("step") or "").strip() if title else "")
         doc.path = target
-        doc.degraded = "机械拼装" in text.split("## ", 1)[0]
+        head = text.split("## ", 1)[0]
+        doc.degraded = any(mark in head for mark in _DEGRADED_MARKS)
         return doc
 
 
@@ -231,6 +303,22 @@ def degraded(step: str, prompt: str, *, why: str = "") -> Handoff:
     The successor gets the original task (first 1200 characters) as the scene and is
     told to rebuild its picture from the workbench before going on.
     """
+    if current() == EN:
+        return Handoff(
+            doing=(
+                f'Carry on with the original task of step "{step}". The last session\'s context'
+                " filled up and it could not write a handoff"
+                + (f" (why: {why.strip()[:300]})." if why.strip() else ".")
+            ),
+            next=(
+                "First look at the workbench's notes/ and artifacts/ and at what is saved in"
+                " the workspace, to see how far the work got; then go on from there. Do not"
+                " start over."
+            ),
+            scene=(prompt or "").strip()[:1200],
+            step=step,
+            degraded=True,
+        )
     reason = f"(原因:{why.strip()[:300]})" if why.strip() else ""
     return Handoff(
         doing=f"接着做步骤「{step}」的原任务。上一代会话的上下文满了,没能写出交接{reason}。",
@@ -242,6 +330,12 @@ def degraded(step: str, prompt: str, *, why: str = "") -> Handoff:
         step=step,
         degraded=True,
     )
+
+
+def handoff_prompt(lang: str | None = None) -> str:
+    """The handoff round's prompt in ``lang`` (default: the language in effect); it has the
+    placeholders ``{used}`` and ``{window}``."""
+    return pick(HANDOFF_PROMPT, HANDOFF_PROMPT_EN, lang)
 
 
 def handoff_name(step: str) -> str:
@@ -273,13 +367,17 @@ def save(doc: Handoff, workbench: Workbench, *, now: float | None = None) -> Pat
 __all__ = [
     "ALIASES",
     "AUDIT_HEADING",
+    "AUDIT_HEADING_EN",
     "HANDOFF_PROMPT",
+    "HANDOFF_PROMPT_EN",
     "PLACEHOLDER",
     "REQUIRED",
     "SECTIONS",
+    "SECTIONS_EN",
     "Handoff",
     "degraded",
     "handoff_name",
+    "handoff_prompt",
     "is_overflow",
     "parse_sections",
     "save",

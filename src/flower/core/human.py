@@ -35,31 +35,39 @@ from typing import Any
 from flower.core.events import Event
 from flower.core.filelock import locked
 from flower.core.human_records import (
+    AMEND_LABEL,
     AMEND_NOTE,
     LOG_HEADER,
     Ask,
     Mail,
     amendment_block,
     ask_entry,
+    log_header,
     mail_entry,
+    transcript_of,
 )
 from flower.core.human_texts import (
-    ASK_DESCRIPTION,
-    ASK_SCHEMA,
     ASK_TOOL,
     DECLINED_TEXT,
+    DECLINED_TEXT_EN,
     EMPTY_INBOX_TEXT,
-    INBOX_DESCRIPTION,
     INBOX_SCHEMA,
     INBOX_TOOL,
     INBOX_TOOL_NAME,
     INVALID_TEXT,
+    INVALID_TEXT_EN,
     OVER_BUDGET_TEXT,
+    OVER_BUDGET_TEXT_EN,
     SERVER,
     SETTLED_STATES,
     TIMEOUT_TEXT,
+    TIMEOUT_TEXT_EN,
     TOOL_NAME,
+    declined_note,
+    inbox_text,
+    tool_texts,
 )
+from flower.core.lang import localized, pick
 from flower.core.redact import redact
 from flower.core.workbench import check_write
 
@@ -162,8 +170,9 @@ class HumanChannel:
         """
         from claude_agent_sdk import create_sdk_mcp_server, tool
 
-        ask = tool(ASK_TOOL, ASK_DESCRIPTION, ASK_SCHEMA)(self._ask_tool)
-        inbox = tool(INBOX_TOOL, INBOX_DESCRIPTION, INBOX_SCHEMA)(self._inbox_tool)
+        ask_description, ask_schema, inbox_description = tool_texts()
+        ask = tool(ASK_TOOL, ask_description, ask_schema)(self._ask_tool)
+        inbox = tool(INBOX_TOOL, inbox_description, INBOX_SCHEMA)(self._inbox_tool)
         return {SERVER: create_sdk_mcp_server(SERVER, tools=[ask, inbox])}
 
     async def _ask_tool(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -198,13 +207,13 @@ class HumanChannel:
             ask = Ask(id=self._next_id("q"), question=text, options=_options(options))
             self.asks.append(ask)
             if not text:
-                self._settle(ask, "invalid", INVALID_TEXT)
+                self._settle(ask, "invalid", pick(INVALID_TEXT, INVALID_TEXT_EN))
             elif self.max_asks is not None and self._used >= self.max_asks:
-                self._settle(ask, "over_budget", self.over_budget_text)
+                self._settle(ask, "over_budget", self._said("over_budget_text"))
             else:
                 self._used += 1
                 if self.timeout_s is not None and self.timeout_s <= 0:
-                    self._settle(ask, "timeout", self.timeout_text)
+                    self._settle(ask, "timeout", self._said("timeout_text"))
                 else:
                     self._waiting[ask.id] = _Waiter(ask, loop, loop.create_future())
             ask.remaining = self.remaining
@@ -222,7 +231,7 @@ class HumanChannel:
         except TimeoutError:
             with self._lock:
                 if self._waiting.pop(ask.id, None) is not None:  # else an answer won the race
-                    self._settle(ask, "timeout", self.timeout_text)
+                    self._settle(ask, "timeout", self._said("timeout_text"))
         except asyncio.CancelledError:
             with self._lock:
                 if self._waiting.pop(ask.id, None) is not None:
@@ -246,7 +255,7 @@ class HumanChannel:
     def decline(self, ask_id: str, reason: str = "") -> bool:
         """Skip a waiting question; the model decides itself. ``False`` when not waiting."""
         reason = " ".join(str(reason or "").split())
-        text = self.declined_text + (f"(对方的说明:{reason})" if reason else "")
+        text = self._said("declined_text") + (declined_note(reason) if reason else "")
         return self._resolve(ask_id, "declined", text)
 
     def pending(self) -> list[Ask]:
@@ -301,7 +310,7 @@ class HumanChannel:
         with self._lock:
             return [m for m in self.mail if m.state == "queued"]
 
-    def amend(self, text: str, *, label: str = "运行中补充") -> Path | None:
+    def amend(self, text: str, *, label: str = AMEND_LABEL) -> Path | None:
         """Append ``text`` to the brief as a marked amendment (:func:`amendment_block`).
 
         Returns the brief's path, or ``None`` when there is no brief, the text is empty
@@ -342,21 +351,13 @@ class HumanChannel:
         return fresh
 
     def _inbox_text(self, mails: list[Mail]) -> str:
-        if not mails:
-            return EMPTY_INBOX_TEXT
-        lines = ["人在运行期间补充了下面这些话(按时间先后):", ""]
-        lines += [f"{n}. {m.text}" for n, m in enumerate(mails, 1)]
-        lines.append("")
-        if all(m.amended for m in mails):
-            lines.append(
-                "这些话已经追加到需求文件末尾,后面的步骤也读得到;与原需求冲突时以补充为准。"
-            )
-        else:
-            lines.append(
-                "这些话没有写进需求文件:如果它们改变了目标或边界,"
-                "请把它们写进你交给后续步骤的文档,否则下一个会话看不到。"
-            )
-        return "\n".join(lines)
+        return inbox_text([m.text for m in mails], amended=all(m.amended for m in mails))
+
+    def _said(self, name: str) -> str:
+        """One of the texts given to the constructor (``timeout_text``…): the default
+        follows the language in effect, a text the caller gave stays as it is."""
+        zh, en = _DEFAULTS[name]
+        return localized(getattr(self, name), zh, en)
 
     # --- records -------------------------------------------------------------------------
 
@@ -365,16 +366,7 @@ class HumanChannel:
         with self._lock:
             items: list[Ask | Mail] = [*self.asks, *self.mail]
         items.sort(key=lambda item: int(item.id[1:]))
-        lines: list[str] = []
-        for item in items:
-            if isinstance(item, Ask):
-                lines.append(f"- {item.id} 问:{item.question}")
-                if item.options:
-                    lines.append(f"  选项:{' / '.join(item.options)}")
-                lines.append(f"  答[{item.state}]:{item.answer}")
-            else:
-                lines.append(f"- {item.id} 人主动补充[{item.state}]:{item.text}")
-        return "\n".join(lines)
+        return transcript_of(items)
 
     # --- internals -----------------------------------------------------------------------
 
@@ -461,9 +453,17 @@ class HumanChannel:
                 check_write(self.log_path)  # no link in the workbench carries it elsewhere
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
                 with self.log_path.open("a", encoding="utf-8") as fh:
-                    fh.write((LOG_HEADER if fh.tell() == 0 else "") + redact(entry))
+                    fh.write((log_header() if fh.tell() == 0 else "") + redact(entry))
         except OSError as exc:
             self._error(f"could not append to {self.log_path}: {exc}")
+
+
+#: The constructor's texts: name -> (the seed's default, its English).
+_DEFAULTS = {
+    "timeout_text": (TIMEOUT_TEXT, TIMEOUT_TEXT_EN),
+    "over_budget_text": (OVER_BUDGET_TEXT, OVER_BUDGET_TEXT_EN),
+    "declined_text": (DECLINED_TEXT, DECLINED_TEXT_EN),
+}
 
 
 def _ends_mid_line(path: Path) -> bool:

@@ -18,6 +18,10 @@ agreed / reviewed; with nothing reviewed there is no rate, not 100 %.
 
 Recording never fails a step: a store or a notes folder that refuses the row is reported
 on stderr and the run goes on.
+
+The notes file is written in the language in effect (:mod:`flower.core.lang`), entry by
+entry: a run that switched language mid-way has entries of both in one file. Its name
+stays ``判定记录.md`` (a key: the page and the bequest point at it).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.filelock import locked, move_aside
+from flower.core.lang import EN, current, pick
 from flower.core.text import one_line
 from flower.core.workbench import atomic_write
 
@@ -58,9 +63,24 @@ OVERRIDES: dict[str, str] = {
     "change_goal": "人改了目标",
     "misjudged": "人认为裁判判错了,接着做",
 }
+OVERRIDES_EN: dict[str, str] = {
+    "accept": "the human accepted the result (the ruling set aside)",
+    "change_goal": "the human changed the goal",
+    "misjudged": "the human said the judge was wrong: keep working",
+}
 #: Overrides that agree with the judge's ruling.
 AGREES = frozenset({"change_goal"})
 STATE_WORDS = {"achieved": "已达成", "not_yet": "未达成", "unreachable": "无法达成", "": "不明确"}
+STATE_WORDS_EN = {
+    "achieved": "achieved",
+    "not_yet": "not yet",
+    "unreachable": "unreachable",
+    "": "unclear",
+}
+TITLE_EN = (
+    "# Verdict record\n\n> Every ruling of the judge, and every time a human overrode one,"
+    " appended as they happen. Written by flower: do not edit.\n"
+)
 
 
 def verdict_row(
@@ -87,7 +107,7 @@ def override_row(step: str, round_: int, choice: str, said: str) -> dict[str, An
         "round": round_,
         "kind": "override",
         "state": choice,
-        "reason": OVERRIDES.get(choice, choice),
+        "reason": pick(OVERRIDES, OVERRIDES_EN).get(choice, choice),
         "failed": [],
         "cost_usd": 0.0,
         "session_id": None,
@@ -164,6 +184,8 @@ def goal_met(runtime: Any, run_id: str | None = None) -> bool:
 def entry(row: Mapping[str, Any]) -> str:
     """One row as the notes file shows it."""
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(row.get("at") or 0)))
+    if current() == EN:
+        return _entry_en(row, when)
     head = f"## {row['step']} · 第 {row['round']} 轮 · "
     if row["kind"] == "refusal":
         thread = row.get("said") or "main"
@@ -182,6 +204,29 @@ def entry(row: Mapping[str, Any]) -> str:
     if row.get("reason"):
         lines.append(f"- 理由:{one_line(row['reason'])}")
     lines += [f"- 未通过:{one_line(check)}" for check in row.get("failed") or []]
+    return "\n".join(lines) + "\n"
+
+
+def _entry_en(row: Mapping[str, Any], when: str) -> str:
+    head = f"## {row['step']} · round {row['round']} · "
+    session = row.get("session_id") or "(none)"
+    if row["kind"] == "refusal":
+        thread = row.get("said") or "main"
+        lines = [head + f"refused {row['state']}", "", f"- at: {when}", f"- thread: {thread}"]
+        lines.append(f"- session: {session}")
+        if row.get("reason"):
+            lines.append(f"- the wall said: {one_line(row['reason'], 300)}")
+        return "\n".join(lines) + "\n"
+    if row["kind"] == "override":
+        lines = [head + OVERRIDES_EN.get(row["state"], row["state"]), "", f"- at: {when}"]
+        if row.get("said"):
+            lines.append(f"- in their words: {one_line(row['said'])}")
+        return "\n".join(lines) + "\n"
+    lines = [head + STATE_WORDS_EN.get(row["state"], row["state"]), "", f"- at: {when}"]
+    lines.append(f"- judge's session: {session} · cost ${row['cost_usd']:.4f}")
+    if row.get("reason"):
+        lines.append(f"- reason: {one_line(row['reason'])}")
+    lines += [f"- failed: {one_line(check)}" for check in row.get("failed") or []]
     return "\n".join(lines) + "\n"
 
 
@@ -222,10 +267,10 @@ def _append(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(path):
         try:
-            current = path.read_text(encoding="utf-8")
+            existing = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            current = TITLE
+            existing = pick(TITLE, TITLE_EN)
         except UnicodeDecodeError:
             move_aside(path, "corrupt")
-            current = TITLE
-        atomic_write(path, current.rstrip("\n") + "\n\n" + text)
+            existing = pick(TITLE, TITLE_EN)
+        atomic_write(path, existing.rstrip("\n") + "\n\n" + text)

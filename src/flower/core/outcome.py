@@ -57,7 +57,10 @@ def read_outcome(run_dir: Path) -> dict[str, Any]:
 
 def describe(outcome: dict[str, Any]) -> str:
     """The outcome as the wake line says it ("" when there is none)."""
+    from flower.core.lang import step_label
+
     state, step, why = outcome.get("state"), outcome.get("step") or "", outcome.get("why") or ""
+    step = step_label(str(step)) if step else ""  # a key, glossed in English
     during = f" during {step}" if step else ""
     if state == "done":
         return "last time it finished: " + (why or "every step passed")

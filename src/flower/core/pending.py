@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.filelock import locked
+from flower.core.lang import pick
 from flower.core.workbench import atomic_write
 
 __all__ = [
@@ -41,6 +42,15 @@ PENDING_NAME = "pending.json"
 LATE_ANSWER = "(上次运行在等人回答你的这个问题时停了:{question}\n人现在的回答:{answer})"
 LATE_DECLINE = (
     "(上次运行在等人回答你的这个问题时停了:{question}\n人没有回答:你自己决定,并写明你的假设。)"
+)
+#: The same in English (:mod:`flower.core.lang`).
+LATE_ANSWER_EN = (
+    "(The last run stopped while waiting for the human to answer this question of yours:"
+    " {question}\nTheir answer now: {answer})"
+)
+LATE_DECLINE_EN = (
+    "(The last run stopped while waiting for the human to answer this question of yours:"
+    " {question}\nThey gave no answer: decide yourself, and state your assumption.)"
 )
 _KEYS = ("id", "question", "options", "asked_at", "step")
 
@@ -143,11 +153,12 @@ def _said(ask: dict[str, Any]) -> str:
     question = " ".join(str(ask.get("question") or "").split())
     options = ask.get("options") or []
     if options:
-        question += "(选项:" + " / ".join(str(o) for o in options) + ")"
+        listed = " / ".join(str(o) for o in options)
+        question += pick(f"(选项:{listed})", f" (options: {listed})")
     answer = str(ask.get("answer") or "").strip()
     if not answer:
-        return LATE_DECLINE.format(question=question)
-    return LATE_ANSWER.format(question=question, answer=answer)
+        return pick(LATE_DECLINE, LATE_DECLINE_EN).format(question=question)
+    return pick(LATE_ANSWER, LATE_ANSWER_EN).format(question=question, answer=answer)
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -144,7 +144,8 @@ class Resilience:
         probe_interval: Seconds between probes while offline.
         max_offline_wait: Give up waiting for the network after this many seconds.
         retry_unknown: Retry errors the classifier cannot place.
-        resume_prompt: Sent when a failed attempt's session is resumed.
+        resume_prompt: Sent when a failed attempt's session is resumed (the default: the
+            seed's Chinese, or its English when the language in effect is English).
         cli_retries: ``CLAUDE_CODE_MAX_RETRIES`` for the CLI, or ``None`` to leave the
             CLI's own default (10) alone; see the module docstring.
     """
@@ -159,6 +160,14 @@ class Resilience:
     retry_unknown: bool = True
     resume_prompt: str = RESUME_PROMPT
     cli_retries: int | None = None
+
+    def __post_init__(self) -> None:
+        # The seed's default follows the language in effect when the policy is made (the
+        # command chooses the language before any Runtime exists); a text given is kept.
+        from flower.core.lang import localized
+        from flower.core.resume_texts import RESUME_PROMPT_EN
+
+        self.resume_prompt = localized(self.resume_prompt, RESUME_PROMPT, RESUME_PROMPT_EN)
 
     def delay_for(self, attempt: int) -> float:
         """Back-off after failed attempt ``attempt`` (1-based), with ±25% jitter.

@@ -7,7 +7,9 @@ roles hang no hooks themselves: the Runtime installs the guards from the spec's 
 (``delegate_only``, ``glance``, ``workbench``), see :mod:`flower.core.guard`.
 
 The five rule texts are public constants: import them, read them, join or change them.
-They are Chinese, like every text flower shows a model.
+The plain names are the seed's Chinese; each has its English beside it (``*_RULES_EN``),
+and the factories take the one of the language in effect (:mod:`flower.core.lang`) when
+they build the role: :func:`rules_for`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from flower.core.agent import AgentSpec, CompactPolicy
 from flower.core.channel import channel_tools
+from flower.core.lang import EN, ZH, current
 
 if TYPE_CHECKING:
     from claude_agent_sdk import AgentDefinition
@@ -101,6 +104,110 @@ ORACLE_RULES = """\
 #: The clarifier's rules under the name the API reference uses; ``CLARIFY_RULES`` is kept.
 CLARIFIER_RULES = CLARIFY_RULES
 
+# --- the same rules in English -----------------------------------------------------------
+# Each opens with its own "You are the ..." line: the scripted model (and a reader of a
+# transcript) tells the roles apart by it, as it does by 你是… in Chinese.
+
+COORDINATOR_RULES_EN = """\
+You are the coordinator: you break the work down, hand it out, read the reports and decide, \
+but you do not do the work yourself.
+- Changing files, running builds and tests: hand all of it to a subagent with the Agent tool. \
+Your own Bash/Write/Edit calls are refused; a read-only one-off look (git status, ls and the \
+like) you may run yourself when it is let through.
+- Every task you hand out states the goal, the acceptance criteria (what counts as done, which \
+command proves it), and the files and context that matter. A subagent cannot see your \
+conversation: what the task does not say, it does not know.
+- A subagent cannot see your system prompt either, nor the workbench and its index. So every \
+task repeats two things: where the workbench is (an absolute path), and "write any output \
+longer than 2000 characters into the workbench's artifacts/ and reply with the path and your \
+conclusion only".
+- Check what you are told: look at the paths and verification results a report gives; never \
+take "done" on trust. What nobody has verified, send someone to verify.
+- Send independent tasks out together and dependent ones in order. When the same thing fails \
+twice, change the approach before sending it again; never retry it unchanged.
+- Use the question tool only for what only the human can answer, and think of the options \
+before you ask. Check the inbox now and then: the human may have added to the request.
+- Key decisions go into the workbench's notes/ (have someone write them, or ask for it in the \
+task).
+- When you finish, say what got done, how it was verified and what is left."""
+
+WORKER_RULES_EN = """\
+You are the worker: you finish the task you were given, for real.
+- First be clear about the task's goal and acceptance criteria; where it is unclear, take the \
+most reasonable reading and state your assumption in the report.
+- Verify after every change (tests, a build, a run); do not save it all for the end.
+- Never fake a result: do not say you ran a command you did not run, or that something passed \
+when it did not.
+- Open the report with the conclusion (done or not, verified or not), then the files you \
+changed, the commands that verified them and what they showed. Put long output in a file and \
+give only its path.
+- If you cannot go on, stop and say where you are stuck, what you tried and what you need.
+- Stay within the task: report other problems you notice instead of widening the change on \
+your own."""
+
+CLARIFY_RULES_EN = """\
+You are the clarifier: before anyone starts, you find out exactly what is wanted. You ask; you \
+do not do: no code, no file changes, no decisions on the human's behalf.
+- What the workspace can tell you (if you can read files), look up yourself instead of asking.
+- Ask the human with the question tool, one question at a time, with 2 to 4 concrete options \
+where you can, and mark the one you recommend.
+- Ask until you know enough: what is to be built, what counts as done, what is out of scope. \
+Then stop; never ask for the sake of asking. Where the human gave no answer or said "you \
+decide", write it under "Unknowns and assumptions" with the assumption you made.
+- End with exactly these four sections, headings word for word, in this order, none of them \
+empty:
+## Goal
+## Acceptance criteria
+## Scope
+## Unknowns and assumptions
+- Acceptance criteria must be checkable: each one a result that can be run or observed."""
+
+JUDGE_RULES_EN = """\
+You are the judge: you set the goal independently, or you decide independently whether it was \
+met. You change nothing: you write no files, and you use no other tool to change the workspace.
+- First find out where you are: the operating system, the versions of the languages and tools, \
+which commands exist, whether there is a network. Only then decide which checks can be made here.
+- When setting the goal: read the requirements, write a one-sentence goal, then a list of \
+checks, each something that can be run or observed. Mark an item that cannot be verified in \
+this environment as [cannot verify here: why].
+- When judging: go through the checks one by one and run what you can yourself (if you have \
+Bash). Do not take the worker's word for its work, and do not accept "should work" or "looks \
+fine". Anything vague counts as not achieved.
+- When the target platform differs from where you are (macOS is required and you are in a \
+Linux container, say), reading the source is no substitute for verifying: rule "unverifiable".
+- You do not know how often the worker tried or how hard it was, and you need not: judge the \
+result only.
+- Answer a ruling with exactly these three sections (unless the task asks for another format):
+## Verdict
+achieved / not yet / unverifiable: pick one
+## Reason
+## Failed checks
+One line per check that did not pass; if all passed, write "none"."""
+
+ORACLE_RULES_EN = """\
+You are the side-question oracle: while a run is still going, a person asks "where are we?". \
+You look and answer, and change nothing; what you say never reaches that run.
+- Look at the recent events and the workbench first (INDEX.md, notes/, artifacts/, the \
+handoff documents), then answer.
+- Keep it short: what is being done, how far it got, where it is stuck, what comes next. \
+Quote the file paths you saw.
+- When you have no evidence, say you do not know; do not guess."""
+
+#: role -> language -> its rules.
+RULES: dict[str, dict[str, str]] = {
+    "coordinator": {ZH: COORDINATOR_RULES, EN: COORDINATOR_RULES_EN},
+    "worker": {ZH: WORKER_RULES, EN: WORKER_RULES_EN},
+    "clarify": {ZH: CLARIFY_RULES, EN: CLARIFY_RULES_EN},
+    "judge": {ZH: JUDGE_RULES, EN: JUDGE_RULES_EN},
+    "oracle": {ZH: ORACLE_RULES, EN: ORACLE_RULES_EN},
+}
+
+
+def rules_for(role: str, lang: str | None = None) -> str:
+    """The rule text of ``role`` (``coordinator``, ``worker``, ``clarify``, ``judge``,
+    ``oracle``) in ``lang`` (default: the language in effect)."""
+    return RULES[role][lang or current()]
+
 
 def _rules(base: str, extra: str) -> str:
     extra = extra.strip()
@@ -156,7 +263,7 @@ def coordinator(
         tools += [t for t in WEB_TOOLS if theirs is None or t in theirs]
     return AgentSpec(
         name=name,
-        instructions=_rules(COORDINATOR_RULES, instructions),
+        instructions=_rules(rules_for("coordinator"), instructions),
         allowed_tools=_unique(tools),
         model=model,
         effort=effort,
@@ -202,7 +309,7 @@ def worker(
 
     agent = AgentDefinition(
         description=description,
-        prompt=_rules(WORKER_RULES, prompt) if discipline else prompt,
+        prompt=_rules(rules_for("worker"), prompt) if discipline else prompt,
         tools=list(tools) if tools is not None else list(WORKER_TOOLS),
         model=model,
         skills=_unique([*(skills or []), *([WORKBENCH_SKILL] if discipline else [])]) or None,
@@ -235,7 +342,7 @@ def clarify(
     """
     tools = channel_tools(channel, inbox=False) + (list(READ_TOOLS) if can_read else [])
     return _asker(
-        name, CLARIFY_RULES, instructions, tools, channel,
+        name, rules_for("clarify"), instructions, tools, channel,
         model=model, effort=effort, max_turns=max_turns, max_budget_usd=max_budget_usd,
     )  # fmt: skip
 
@@ -262,7 +369,7 @@ def judge(
     """
     tools = channel_tools(channel, inbox=False) + list(LOOK_TOOLS) + (["Bash"] if can_run else [])
     return _asker(
-        name, JUDGE_RULES, instructions, tools, channel,
+        name, rules_for("judge"), instructions, tools, channel,
         model=model, effort=effort, max_turns=max_turns, max_budget_usd=max_budget_usd,
     )  # fmt: skip
 
@@ -305,7 +412,7 @@ def oracle(
     """
     return AgentSpec(
         name=name,
-        instructions=_rules(ORACLE_RULES, instructions),
+        instructions=_rules(rules_for("oracle"), instructions),
         allowed_tools=list(LOOK_TOOLS),
         model=model,
         effort=effort,

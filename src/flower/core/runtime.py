@@ -391,7 +391,9 @@ class Runtime:
                         payload = {"said": None, "session_id": sid, "paused": True}
                         emit(Event("interrupt", payload, step=step), on_event)
                         said = await self._words.wait()
-                    prompt = said + self.INTERRUPT_NOTE if said.strip() else self.CONTINUE_NOTE
+                    from flower.core.resume_texts import interrupt_prompt
+
+                    prompt = interrupt_prompt(said, self.INTERRUPT_NOTE, self.CONTINUE_NOTE)
                     attempt -= 1
                     emit(Event("interrupt", {"said": said, "session_id": sid}, step=step), on_event)
                     continue

@@ -33,12 +33,24 @@ from flower.core.workbench import atomic_write
 #: Written for an empty section; read back, it counts as empty, so copying the template
 #: does not fake a complete document.
 PLACEHOLDER = "(未填)"
+PLACEHOLDER_EN = "(not filled in)"
+#: Either language's placeholder reads as empty, whichever language wrote the file.
+PLACEHOLDERS = frozenset({PLACEHOLDER, PLACEHOLDER_EN})
 
-#: An amendment block appended to a frozen document (``### 补充 · <label> · <time>…``).
-#: Where a parser is given an ``appendix`` field, this line and everything after it is that
-#: field's text verbatim: a human's amendment may itself say ``边界: …`` and must not be
-#: read as a repeat of a section that is already filled (the first one wins).
-AMEND_MARK = re.compile(r"\s*#{1,6}\s*补充\s*·")
+#: An amendment block appended to a frozen document (``### 补充 · <label> · <time>…``, in
+#: English ``### Amendment · …``). Where a parser is given an ``appendix`` field, this line
+#: and everything after it is that field's text verbatim: a human's amendment may itself
+#: say ``边界: …`` and must not be read as a repeat of a section that is already filled
+#: (the first one wins).
+AMEND_MARK = re.compile(r"\s*#{1,6}\s*(?:补充|Amendment)\s*·")
+
+
+def placeholder(lang: str | None = None) -> str:
+    """The placeholder in ``lang`` (default: the language in effect)."""
+    from flower.core.lang import pick
+
+    return pick(PLACEHOLDER, PLACEHOLDER_EN, lang)
+
 
 _FENCE = re.compile(r"\s*(`{3,}|~{3,})\s*([\w+-]*)")
 _UNWRAP = frozenset({"markdown", "md"})
@@ -157,7 +169,7 @@ def _labels(line: str) -> bool:
 def _has_text(line: str) -> bool:
     """Whether a body line gives its section text: an item that is not the placeholder
     (a lone list marker has none: a list written back drops it)."""
-    return any(item != PLACEHOLDER for item in bullets(line))
+    return any(item not in PLACEHOLDERS for item in bullets(line))
 
 
 def _closes(line: str, fence: str) -> bool:
@@ -205,7 +217,7 @@ def scan(text: str, aliases: Mapping[str, str], *, appendix: str | None = None) 
 
     def close() -> None:
         content = "\n".join(buffer).strip()
-        if current is not None and content and content != PLACEHOLDER:
+        if current is not None and content and content not in PLACEHOLDERS:
             found.setdefault(current, content)
 
     for index, raw in enumerate(lines):
@@ -337,6 +349,8 @@ def amendments(text: str) -> str:
 __all__ = [
     "AMEND_MARK",
     "PLACEHOLDER",
+    "PLACEHOLDERS",
+    "PLACEHOLDER_EN",
     "Frozen",
     "Scan",
     "amendments",
@@ -344,6 +358,7 @@ __all__ = [
     "inert",
     "load_text",
     "parse_sections",
+    "placeholder",
     "save_text",
     "scan",
 ]

@@ -36,6 +36,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from flower.core.deny import REFUSAL_MARKS as REFUSAL_MARKS  # re-exported
+from flower.core.deny import dispatch_text as dispatch_text  # re-exported
+from flower.core.deny import missing_text as missing_text  # re-exported
+from flower.core.deny import remote_text as remote_text  # re-exported
+from flower.core.deny import stranger_text as stranger_text  # re-exported
+
 if TYPE_CHECKING:
     from claude_agent_sdk import HookMatcher
 
@@ -146,52 +152,9 @@ class ToolWall:
         return None
 
 
-#: What every refusal of a wall says, flower's or the CLI's own for a tool the session
-#: does not have: how the Runtime tells a refused call from a tool that failed.
-REFUSAL_MARKS: tuple[str, ...] = (
-    "工具。这是有意为之",  # missing_text, the whitelist guard's text
-    "只能派给自己的 worker",  # dispatch_text
-    "只在这台机器上干活",  # remote_text
-    "它不能用任何工具",  # stranger_text
-    "主线程不亲自动手",  # the delegate guard's text
-    "No such tool available",  # the CLI: a tool outside the session's tool set
-)
-
-
 def is_refusal(text: str) -> bool:
-    """Whether a tool result is a wall's refusal (the call never ran)."""
+    """Whether a tool result is a wall's refusal (the call never ran), in either language."""
     return any(mark in text for mark in REFUSAL_MARKS)
-
-
-def missing_text(who: str, tool: str) -> str:
-    return (
-        f"{who}没有 {tool} 工具。这是有意为之,不是配置里漏掉了。"
-        "把你的结论直接写在回复正文里,框架会从那里取走;"
-        "不要换一种说法或换一个工具去绕开这条限制。"
-    )
-
-
-def dispatch_text(role: str, wanted: str, workers: list[str]) -> str:
-    names = "、".join(workers) if workers else "(没有)"
-    return (
-        f"{role}只能派给自己的 worker:{names}。{wanted} 不在其中:内置的 general-purpose、"
-        "claude、fork、Explore、Plan,以及项目或用户自己定义的 agent 都不能派。"
-        "把任务交给上面的某个 worker,写清目标和验收标准。"
-    )
-
-
-def remote_text(role: str, isolation: str) -> str:
-    return (
-        f"{role}的 worker 只在这台机器上干活(isolation={isolation} 不行):远程会话不在 flower 的"
-        "预算、记录和拦截之内。去掉 isolation 再派一次。"
-    )
-
-
-def stranger_text(role: str, agent_type: str) -> str:
-    return (
-        f"这个 subagent({agent_type})不是{role}派出的 worker,它不能用任何工具。"
-        "停下来,把你已经知道的写进回复。"
-    )
 
 
 def _worker_tools(definition: Any, inherited: frozenset[str]) -> frozenset[str]:

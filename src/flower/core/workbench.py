@@ -32,28 +32,22 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
+from flower.core.bench_index import DESC_HEAD_CHARS as DESC_HEAD_CHARS  # re-exported
+from flower.core.bench_index import DESC_LINES as DESC_LINES  # re-exported
+from flower.core.bench_index import DESC_MAX as DESC_MAX  # re-exported
+from flower.core.bench_index import describe, render_index, rules_block, size_text
+from flower.core.bench_index import describe_text as describe_text  # re-exported
 from flower.core.filelock import LOCK_SUFFIX
 from flower.core.redact import current as current_redactor
-from flower.core.text import one_line
 
 #: The three folders, in the order the index lists them.
 FOLDERS = ("scripts", "artifacts", "notes")
 INDEX_NAME = "INDEX.md"
 SPILL_DIRNAME = "spill"
-#: How many leading lines may carry the ``desc:`` line.
-DESC_LINES = 8
-DESC_MAX = 100
-#: How much of a file's head is read to find those lines: enough for eight long lines,
-#: and never the whole of a big file that has no newline (a blob, a minified bundle).
-DESC_HEAD_CHARS = 16_384
 #: Below ``notes/`` old handoffs and archived lineage live here; they are history, not
 #: something the next agent needs to be pointed at.
 ARCHIVE_DIRNAME = "archive"
 
-_COMMENT = re.compile(r"^\s*(?:#|//|--)\s?(.*)$")
-_DESC = re.compile(r"^desc\s*[:：]\s*(.*)$", re.IGNORECASE)
-_DOCSTRING = re.compile(r"^\s*[rRbBuU]?(\"\"\"|''')\s*(.*)$")
-_WORDY = re.compile(r"\w")
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f/\\:*?\"<>|]+")
 
 
@@ -273,20 +267,7 @@ class Workbench:
         shown = [
             (rel, _describe(path, size)) for rel, path, size, _ in files[: self.max_index_entries]
         ]
-        lines = ["# 工作台索引", "", "(flower 自动生成,改了会被覆盖)", ""]
-        if not files:
-            lines.append("(还是空的)")
-        for folder in FOLDERS:
-            mine = sorted((e for e in shown if e[0].startswith(folder + "/")), key=lambda e: e[0])
-            if not mine:
-                continue
-            lines.append(f"## {folder}/")
-            lines.extend(f"- {rel} — {desc}" for rel, desc in mine)
-            lines.append("")
-        hidden = len(files) - len(shown)
-        if hidden > 0:
-            lines.append(f"(另有 {hidden} 个较旧的文件没有列出)")
-        return "\n".join(lines).rstrip() + "\n"
+        return render_index(shown, FOLDERS, total=len(files))
 
     def refresh(self) -> str:
         """Rebuild ``INDEX.md`` from what is on disk; return its text."""
@@ -305,67 +286,15 @@ class Workbench:
         """What goes into a session's system prompt: where the workbench is, its three
         rules and the current index."""
         index = self.refresh()
-        where = self.display()
-        if self.external:
-            place = f"工作台在仓库之外:{where}/ ——它不在工作区里,请一律用绝对路径访问。"
-        else:
-            place = f"工作台在 {where}/(相对工作区根目录)。"
-        rules = "\n".join(
-            [
-                "## 工作台",
-                place,
-                f"1. 需要第二次运行的脚本写进 {self.display(self.scripts)}/,"
-                "第一行写 `# desc: 一句话说明`。",
-                f"2. 长于 2000 字的结果写进 {self.display(self.artifacts)}/,对话里只给路径和结论。",
-                f"3. 关键决定写进 {self.display(self.notes)}/,一个决定一个文件。",
-                "",
-                f"当前索引({self.display(self.index)}):",
-                "",
-            ]
+        rules = rules_block(
+            where=self.display(),
+            external=self.external,
+            scripts=self.display(self.scripts),
+            artifacts=self.display(self.artifacts),
+            notes=self.display(self.notes),
+            index=self.display(self.index),
         )
         return rules + index
-
-
-def describe(path: Path) -> str:
-    """The one-line description of a file: its ``desc:`` line within the first 8 lines
-    (after ``#``, ``//`` or ``--``), else its first non-empty comment, else the first
-    line of its docstring; cut to 100 characters. ``""`` when there is none."""
-    try:
-        with path.open("r", encoding="utf-8", errors="replace") as fh:
-            head = fh.read(DESC_HEAD_CHARS)
-    except OSError:
-        return ""
-    return describe_text(head)
-
-
-def describe_text(text: str) -> str:
-    """:func:`describe` for text already read. A byte-order mark is ignored, and an empty
-    ``desc:`` line describes nothing (the fallbacks still apply)."""
-    lines = text.removeprefix("\ufeff").splitlines()[:DESC_LINES]
-    fallback = ""
-    for i, line in enumerate(lines):
-        if i == 0 and line.startswith("#!"):
-            continue
-        comment = _COMMENT.match(line)
-        if comment:
-            body = comment.group(1).strip().lstrip("#").strip()
-            desc = _DESC.match(body)
-            if desc:
-                if desc.group(1).strip():
-                    return one_line(desc.group(1), DESC_MAX)
-                continue
-            if not fallback and _WORDY.search(body) and not _is_pragma(body):
-                fallback = body
-            continue
-        doc = _DOCSTRING.match(line)
-        if doc and not fallback:
-            quote, rest = doc.group(1), doc.group(2)
-            first = rest.split(quote)[0].strip()
-            if not first and i + 1 < len(lines):
-                first = lines[i + 1].split(quote)[0].strip()
-            if first:
-                fallback = first
-    return one_line(fallback, DESC_MAX)
 
 
 #: Most file systems allow 255 bytes per name; this leaves room for what callers add
@@ -487,18 +416,9 @@ def _note_link(path: Path) -> None:
     )
 
 
-def _is_pragma(body: str) -> bool:
-    low = body.lower()
-    return low.startswith(("-*-", "coding", "vim:", "type:", "noqa", "pylint", "eslint", "!"))
-
-
 def _describe(path: Path, size: int) -> str:
     """An index line's description: the file's own, else its size."""
-    return describe(path) or _size(size)
-
-
-def _size(n: int) -> str:
-    return f"{n} 字节" if n < 1024 else f"{n / 1024:.1f}K"
+    return describe(path) or size_text(size)
 
 
 def relative_posix(path: Path, root: Path) -> str:

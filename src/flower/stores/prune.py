@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flower.core.lang import localized
 from flower.stores.transcript import (
     LINK_FIELDS,
     Entry,
@@ -52,7 +53,16 @@ from flower.stores.transcript import (
 )
 from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy, replace_text
 
-__all__ = ["INTERRUPTED_NOTE", "ORPHAN_NOTE", "UNSURE", "PrunePolicy", "PruningSessionStore"]
+__all__ = [
+    "INTERRUPTED_NOTE",
+    "INTERRUPTED_NOTE_EN",
+    "ORPHAN_NOTE",
+    "ORPHAN_NOTE_EN",
+    "UNSURE",
+    "UNSURE_EN",
+    "PrunePolicy",
+    "PruningSessionStore",
+]
 
 #: What an interrupted call's result says after pruning.
 INTERRUPTED_NOTE = "[上一轮在此处被中断,该工具结果未产生]"
@@ -67,6 +77,17 @@ UNSURE = "可能已经生效,也可能没有,先核实再继续"
 ORPHAN_NOTE = (
     f"[上一轮在这次工具调用运行时被终止,没有留下结果:它{UNSURE}(看文件或状态),"
     "不要直接重做,也不要当它没有发生]"
+)
+
+#: The same three in English, used when the language in effect at load time is English
+#: (:mod:`flower.core.lang`): the policy's defaults follow the language, a text you set
+#: on the policy stays as given.
+INTERRUPTED_NOTE_EN = "[The last round was interrupted here; this tool call left no result]"
+UNSURE_EN = "may or may not have taken effect, so verify before going on"
+ORPHAN_NOTE_EN = (
+    "[The last round was stopped while this tool call ran, and it left no result: it"
+    f" {UNSURE_EN} (look at the files or the state); do not simply redo it, and do not act"
+    " as if it never happened]"
 )
 
 #: Fixed namespace of the ids of healed lines: the same stored transcript heals to the
@@ -112,6 +133,10 @@ class PrunePolicy:
     orphan_note: str = ORPHAN_NOTE
 
 
+def _orphan_note(policy: PrunePolicy) -> str:
+    return localized(policy.orphan_note, ORPHAN_NOTE, ORPHAN_NOTE_EN)
+
+
 class PruningSessionStore(TrimmingSessionStore):
     """The store a Runtime uses: prune, then expire, then trim, all inside ``load()``.
 
@@ -149,10 +174,11 @@ class PruningSessionStore(TrimmingSessionStore):
             if _is_denial(entry, block):
                 denials.append((index, entry, block))
             elif policy.heal_orphans and entry.get("toolDenialKind") == _CLI_HEALED:
-                block["content"] = replace_text(block.get("content"), policy.orphan_note)
+                block["content"] = replace_text(block.get("content"), _orphan_note(policy))
                 self._count("orphans")
             elif policy.neutralize_interrupts and _is_interrupted(entry, block):
-                block["content"] = replace_text(block.get("content"), policy.note)
+                note = localized(policy.note, INTERRUPTED_NOTE, INTERRUPTED_NOTE_EN)
+                block["content"] = replace_text(block.get("content"), note)
                 self._count("interrupted")
         old = denials[: max(len(denials) - max(policy.keep_denials, 0), 0)]
         if old:
@@ -200,7 +226,7 @@ class PruningSessionStore(TrimmingSessionStore):
                         orphans.setdefault(key, []).append(call)
         if not orphans:
             return entries
-        note = self.prune_policy.orphan_note
+        note = _orphan_note(self.prune_policy)
         inserted: dict[int, Entry] = {}
         for key, ids in orphans.items():
             results = [_orphan_result(call, note) for call in ids]

@@ -45,6 +45,7 @@ from typing import Any
 from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
 from flower.core.ephemeral import is_ephemeral
+from flower.core.lang import EN, current, localized
 from flower.core.redact import current as current_redactor
 from flower.core.redact import watch
 from flower.core.workbench import atomic_write, keep_out_of_git
@@ -103,6 +104,16 @@ class TrimPolicy:
     enabled: bool = True
 
 
+#: What a stale one-off result becomes (the seed's default of ``EphemeralPolicy.text``),
+#: and its English, used when the language in effect at load time is English
+#: (:mod:`flower.core.lang`); a text you set on the policy stays as given.
+EXPIRED_TEXT = "[{cmd} 的结果已过期(第 {age} 轮前),当前状态可能已变。需要请重新执行]"
+EXPIRED_TEXT_EN = (
+    "[The result of {cmd} is out of date (from {age} round(s) ago); the state may have"
+    " changed since. Run it again if you need it]"
+)
+
+
 @dataclass
 class EphemeralPolicy:
     """Expire the results of one-off commands (``git status``, ``ls``) that went stale.
@@ -120,7 +131,7 @@ class EphemeralPolicy:
     enabled: bool = True
     keep_recent: int = 6
     max_chars: int = 2000
-    text: str = "[{cmd} 的结果已过期(第 {age} 轮前),当前状态可能已变。需要请重新执行]"
+    text: str = EXPIRED_TEXT
 
 
 class TrimmingSessionStore(SqliteSessionStore):
@@ -239,7 +250,8 @@ class TrimmingSessionStore(SqliteSessionStore):
             return entries
         ages = _rounds_after(entries)
         for index, block, command in stale:
-            note = policy.text.format(cmd=_shorten(command), age=ages[index])
+            text = localized(policy.text, EXPIRED_TEXT, EXPIRED_TEXT_EN)
+            note = text.format(cmd=_shorten(command), age=ages[index])
             block["content"] = replace_text(block.get("content"), note)
         self._count("expired", len(stale))
         return entries
@@ -286,6 +298,12 @@ class TrimmingSessionStore(SqliteSessionStore):
         body = current_redactor().redact(body)  # the file and the head alike
         path = self._write_spill(name, body)
         head = "\n".join(body.splitlines()[:HEAD_LINES])[:HEAD_CHARS]
+        if current() == EN:
+            return (
+                f"[An older tool output ({len(body)} characters) was moved out of the context;"
+                f" all of it is kept in {path} . Read that file when you need it. It begins:"
+                f"\n{head}\n…]"
+            )
         return (
             f"[较早的工具输出({len(body)} 字符)已移出上下文,原文完整保存在 {path} ,"
             f"需要时读取该文件。开头:\n{head}\n…]"

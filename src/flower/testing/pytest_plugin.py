@@ -86,6 +86,11 @@ def offline(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, str]:
     home = tmp_path_factory.mktemp("offline-home")
+    # The seed's language unless the test chooses: neither the shell's FLOWER_LANG nor a
+    # language an earlier test's command pinned in this process carries over.
+    monkeypatch.delenv("FLOWER_LANG", raising=False)
+    monkeypatch.setattr("flower.core.lang._chosen", None)
+    monkeypatch.setattr("flower.core.lang._settled", False)
     return _set(monkeypatch, offline_env(DEAD_LOOPBACK, home=home))
 
 

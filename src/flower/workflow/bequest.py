@@ -13,6 +13,10 @@ recorded, and may read the workspace (Read, Glob, Grep; nothing that writes). Wh
 fails or leaves out a required section, a mechanical version assembled from the same
 facts is written instead, marked as such: the next tool always finds something true.
 The block holds no timestamp, so a rerun that learns nothing new changes no byte.
+
+The round's rules and prompt and the block's headings are in the language in effect
+(:mod:`flower.core.lang`); a block written in one language is replaced whole by a run in
+the other (the markers, which are English in both, are what find it).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from flower.core.brief import Brief
 from flower.core.events import Event, emit
 from flower.core.goal import Goal, Verdict
 from flower.core.handoff import Handoff
+from flower.core.lang import EN, current, pick
 from flower.core.ledger import LEDGER_NAME
 from flower.core.roles import LOOK_TOOLS
 from flower.core.sections import parse_sections
@@ -36,7 +41,16 @@ from flower.core.text import one_line
 from flower.core.workbench import relative_posix
 from flower.workflow.base import Ctx
 
-__all__ = ["BEQUEST_RULES", "BEQUEST_STEP", "Bequest", "bequeath", "bequest"]
+__all__ = [
+    "BEQUEST_PROMPT",
+    "BEQUEST_PROMPT_EN",
+    "BEQUEST_RULES",
+    "BEQUEST_RULES_EN",
+    "BEQUEST_STEP",
+    "Bequest",
+    "bequeath",
+    "bequest",
+]
 
 BEQUEST_STEP = "收尾"
 #: How much of a reason (an error, the judge's words) the block quotes.
@@ -78,8 +92,53 @@ BEQUEST_PROMPT = """\
 {deadends}
 """
 
+BEQUEST_RULES_EN = """\
+You are the bequest writer: a run has just ended, and you leave a note for the next tool that \
+opens this project (Claude Code reads CLAUDE.md, other agents read AGENTS.md). It cannot see \
+this run, only what you write.
+- Look, do not touch: you may read the workspace to check, but change no file.
+- Write facts, not impressions; a few lines per section; name files and commands."""
+
+BEQUEST_PROMPT_EN = """\
+This run has ended: {outcome}. Write these four sections, headings exactly as given:
+
+## What this is
+What this project is and what this run did.
+
+## Acceptance
+Each acceptance criterion in turn: met / not met, and how you know.
+
+## Generated files
+Which files are generated and from what (a command or a source), and which must not be \
+edited by hand. If there are none, write "none".
+
+## Dead ends
+Approaches that were tried and did not work, and why. If there are none, write "none"; do \
+not make any up.
+
+Below is what the run left behind.
+
+# Requirements
+{brief}
+
+# Goal and checks
+{goal}
+
+# The judge's last verdict
+{verdict}
+
+# Dead ends recorded in the handoff documents
+{deadends}
+"""
+
 #: Section field -> its heading in the block, in order; the first two are required.
 SECTIONS = {"what": "这是什么", "accept": "验收", "generated": "生成的文件", "deadends": "死路"}
+SECTIONS_EN = {
+    "what": "What this is",
+    "accept": "Acceptance",
+    "generated": "Generated files",
+    "deadends": "Dead ends",
+}
 REQUIRED = ("what", "accept")
 _ALIASES = {
     "这是什么": "what", "项目是什么": "what", "what this is": "what",
@@ -88,7 +147,65 @@ _ALIASES = {
     "死路": "deadends", "走不通的路": "deadends", "dead ends": "deadends",
 }  # fmt: skip
 TITLE = "## flower: 这个项目的现状"
+TITLE_EN = "## flower: where this project stands"
 NONE = "无"
+NONE_EN = "none"
+#: flower's own words in the block and the facts, by language: (Chinese, English).
+WORDS: dict[str, tuple[str, str]] = {
+    "note": (
+        "> 一次 flower 运行结束时写给下一个打开这个项目的工具:{outcome}。",
+        "> Written for the next tool that opens this project, when a flower run ended: {outcome}.",
+    ),
+    "mechanical": (
+        "\n> 收尾的一轮没能写出来({why}),这份是 flower 按记录机械拼装的。",
+        "\n> The closing round could not write it ({why}); flower assembled this one"
+        " mechanically from its records.",
+    ),
+    "workbench": ("工作台", "Workbench"),
+    "no_runtime": ("没有 Runtime", "no Runtime"),
+    "failed": ("这一轮失败了", "the round failed"),
+    "lacked": ("缺少:", "it lacked "),
+    "no_brief": ("(没有需求文档)", "(no requirements document)"),
+    "no_goal": ("(没有目标)", "(no goal)"),
+    "no_verdict": ("(没有判定)", "(no verdict)"),
+    "unclear": ("不明确", "unclear"),
+    "failed_check": ("\n- 未通过:{check}", "\n- failed: {check}"),
+    "stopped": ("停在「{step}」:{why}", 'stopped at "{step}": {why}'),
+    "step_failed": ("这一步没有成功", "the step did not succeed"),
+    "met": ("目标已达成(独立裁判核对过)", "the goal is met (checked by an independent judge)"),
+    "accepted": (
+        "人接受了结果,裁判判为无法达成:{reason}",
+        "the human accepted the result; the judge had found it unreachable: {reason}",
+    ),
+    "done": ("完成", "done"),
+    "check_met": ("已满足", "met"),
+    "check_failed": ("未满足", "not met"),
+    "check_unlisted": ("裁判没有列为未通过", "not listed as failed by the judge"),
+    "no_acceptance": ("(没有验收记录)", "(no acceptance record)"),
+    "no_generated": (
+        "(机械版本不知道哪些文件是生成的:看 git 的改动和判定记录)",
+        "(the mechanical version cannot tell which files are generated: see the git changes"
+        " and the verdict record)",
+    ),
+    "unknown_why": ("原因不明", "reason unknown"),
+    "where": (
+        "- flower 的工作台在 `{shown}`:notes/ 里有需求(需求.md)、目标(目标.md)、"
+        "问答记录、判定记录({ledger})和交接文档。",
+        "- flower's workbench is at `{shown}`: notes/ holds the requirements (需求.md), the"
+        " goal (目标.md), the Q&A log, the verdict record ({ledger}) and the handoff"
+        " documents.",
+    ),
+    "again": (
+        "- 在项目目录里再运行 `flower`,会接着这次运行的对话继续。",
+        "- Run `flower` again in the project folder to continue this run's conversation.",
+    ),
+}
+
+
+def _say(key: str, **values: str) -> str:
+    """flower's own words ``key`` in the language in effect, filled in with ``values``."""
+    text = pick(*WORDS[key])
+    return text.format(**values) if values else text
 
 
 @dataclass
@@ -113,17 +230,18 @@ class Bequest:
         return said
 
     def missing(self) -> list[str]:
-        return [SECTIONS[name] for name in REQUIRED if not getattr(self, name).strip()]
+        headings = pick(SECTIONS, SECTIONS_EN)
+        return [headings[name] for name in REQUIRED if not getattr(self, name).strip()]
 
     def body(self) -> str:
         """The block's text (no timestamp: the same facts give the same bytes)."""
-        note = f"> 一次 flower 运行结束时写给下一个打开这个项目的工具:{self.outcome}。"
+        note = _say("note", outcome=self.outcome)
         if self.mechanical:
-            note += f"\n> 收尾的一轮没能写出来({self.why}),这份是 flower 按记录机械拼装的。"
-        parts = [TITLE, "", note, ""]
-        for name, heading in SECTIONS.items():
-            parts += [f"### {heading}", "", getattr(self, name).strip() or NONE, ""]
-        parts += ["### 工作台", "", self.workbench.strip()]
+            note += _say("mechanical", why=self.why)
+        parts = [pick(TITLE, TITLE_EN), "", note, ""]
+        for name, heading in pick(SECTIONS, SECTIONS_EN).items():
+            parts += [f"### {heading}", "", getattr(self, name).strip() or pick(NONE, NONE_EN), ""]
+        parts += [f"### {_say('workbench')}", "", self.workbench.strip()]
         return "\n".join(parts)
 
 
@@ -161,11 +279,11 @@ async def bequeath(
     """Run the round, place the block in each file, emit ``Event("bequest", …)``."""
     runtime, on_event = ctx.get("_runtime"), ctx.get("_on_event")
     facts = _facts(ctx, workbench)
-    written = Bequest(mechanical=True, why="没有 Runtime")
+    written = Bequest(mechanical=True, why=_say("no_runtime"))
     if runtime is not None:
         agent = spec or AgentSpec(
             name=BEQUEST_STEP,
-            instructions=BEQUEST_RULES,
+            instructions=pick(BEQUEST_RULES, BEQUEST_RULES_EN),
             allowed_tools=list(LOOK_TOOLS),
             disallowed_tools=["Bash", "Write", "Edit", "NotebookEdit", "Agent"],
             max_turns=8,
@@ -173,14 +291,14 @@ async def bequeath(
             workbench=False,
         )
         try:
-            ruling = await runtime.run(
-                agent, BEQUEST_PROMPT.format(**facts), step_name=BEQUEST_STEP, on_event=on_event
-            )
+            prompt = pick(BEQUEST_PROMPT, BEQUEST_PROMPT_EN).format(**facts)
+            ruling = await runtime.run(agent, prompt, step_name=BEQUEST_STEP, on_event=on_event)
             written = Bequest.parse(ruling.text) if ruling.ok else written
             if not ruling.ok:
-                written.why = one_line(ruling.error or "这一轮失败了", SHORT)
+                written.why = one_line(ruling.error or _say("failed"), SHORT)
             elif written.missing():
-                written = Bequest(mechanical=True, why="缺少:" + "、".join(written.missing()))
+                lacked = _say("lacked") + pick("、", ", ").join(written.missing())
+                written = Bequest(mechanical=True, why=lacked)
         except Exception as exc:  # a bequest must never fail the run it closes
             written = Bequest(mechanical=True, why=one_line(f"{type(exc).__name__}: {exc}", SHORT))
     if written.mechanical:
@@ -219,30 +337,31 @@ def _facts(ctx: Ctx, workbench: Any) -> dict[str, str]:
     brief, goal, verdict = _documents(ctx)
     return {
         "outcome": _outcome(ctx, verdict),
-        "brief": brief.prompt_block() if brief else "(没有需求文档)",
-        "goal": goal.prompt_block() if goal else "(没有目标)",
+        "brief": brief.prompt_block() if brief else _say("no_brief"),
+        "goal": goal.prompt_block() if goal else _say("no_goal"),
         "verdict": _verdict_text(verdict),
-        "deadends": "\n".join(_deadends(workbench)) or NONE,
+        "deadends": "\n".join(_deadends(workbench)) or pick(NONE, NONE_EN),
     }
 
 
 def _outcome(ctx: Ctx, verdict: Verdict | None) -> str:
     failed_at = ctx.get("_failed_at")
     if failed_at:
-        why = ctx.get("_aborted") or "这一步没有成功"
-        return f"停在「{failed_at}」:{one_line(str(why), SHORT)}"
+        why = ctx.get("_aborted") or _say("step_failed")
+        return _say("stopped", step=str(failed_at), why=one_line(str(why), SHORT))
     if verdict is not None and verdict.achieved:
-        return "目标已达成(独立裁判核对过)"
+        return _say("met")
     if verdict is not None and verdict.unreachable:
-        return f"人接受了结果,裁判判为无法达成:{one_line(verdict.reason, SHORT)}"
-    return "完成"
+        return _say("accepted", reason=one_line(verdict.reason, SHORT))
+    return _say("done")
 
 
 def _verdict_text(verdict: Verdict | None) -> str:
     if verdict is None:
-        return "(没有判定)"
-    failed = "".join(f"\n- 未通过:{check}" for check in verdict.failed)
-    return f"{verdict.state or '不明确'}:{verdict.reason.strip()}{failed}"
+        return _say("no_verdict")
+    failed = "".join(_say("failed_check", check=check) for check in verdict.failed)
+    colon = ": " if current() == EN else ":"
+    return f"{verdict.state or _say('unclear')}{colon}{verdict.reason.strip()}{failed}"
 
 
 def _deadends(workbench: Any) -> list[str]:
@@ -254,7 +373,7 @@ def _deadends(workbench: Any) -> list[str]:
     for path in sorted(Path(notes).rglob("交接-*.md")):
         doc = Handoff.load(path)
         text = doc.deadends.strip() if doc is not None else ""
-        if text and text != NONE and text not in found:
+        if text and text.lower() not in (NONE, NONE_EN) and text not in found:
             found.append(text)
     return found
 
@@ -267,27 +386,22 @@ def _mechanical(ctx: Ctx, facts: dict[str, str], *, why: str) -> Bequest:
     passed = verdict is not None and verdict.achieved
     lines = []
     for check in checks:
-        state = "已满足" if passed else "未满足" if check in failed else "裁判没有列为未通过"
-        lines.append(f"- {check}:{state}")
+        key = "check_met" if passed else "check_failed" if check in failed else "check_unlisted"
+        colon = ": " if current() == EN else ":"
+        lines.append(f"- {check}{colon}{_say(key)}")
     if not checks and brief:
         lines.append(brief.accept.strip())
     return Bequest(
-        what=what or "(没有需求文档)",
-        accept="\n".join(lines) or "(没有验收记录)",
-        generated="(机械版本不知道哪些文件是生成的:看 git 的改动和判定记录)",
+        what=what or _say("no_brief"),
+        accept="\n".join(lines) or _say("no_acceptance"),
+        generated=_say("no_generated"),
         deadends=facts["deadends"],
         mechanical=True,
-        why=why or "原因不明",
+        why=why or _say("unknown_why"),
     )
 
 
 def _where(workspace: Path, workbench: Any) -> str:
     root = Path(getattr(workbench, "root", workspace / ".flower"))
     shown = relative_posix(root, workspace) or str(root)
-    return "\n".join(
-        [
-            f"- flower 的工作台在 `{shown}`:notes/ 里有需求(需求.md)、目标(目标.md)、"
-            f"问答记录、判定记录({LEDGER_NAME})和交接文档。",
-            "- 在项目目录里再运行 `flower`,会接着这次运行的对话继续。",
-        ]
-    )
+    return "\n".join([_say("where", shown=shown, ledger=LEDGER_NAME), _say("again")])

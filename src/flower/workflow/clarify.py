@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.core.brief import Brief
+from flower.core.lang import pick
 from flower.core.roles import clarify
 from flower.workflow.base import Ctx, Prompt, Step
 from flower.workflow.frozen import frozen_step
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
 
 #: ``ctx[BRIEF_KEY]`` is the frozen :class:`Brief` (``ctx[<step name>]`` its prompt block).
 BRIEF_KEY = "_brief"
-#: ``ctx[MISSING_KEY]``: the sections the clarifier's last answer lacked (Chinese headings).
+#: ``ctx[MISSING_KEY]``: the sections the clarifier's last answer lacked (their headings, in
+#: the language in effect).
 MISSING_KEY = "_brief_missing"
 
 #: Sent instead of the request when the clarify session continues from an earlier
@@ -34,6 +36,12 @@ CLARIFY_RESUME = (
     "接着上次没做完的需求澄清,不要从头开始。已经问过、人已经答过的问题不要再问;"
     "还不清楚、又会改变做法的地方接着问。清楚了就按规定的四节输出需求。"
 )
+CLARIFY_RESUME_EN = (
+    "Carry on with the clarifying you had not finished; do not start over. Do not ask again"
+    " what you already asked and the human already answered; keep asking about what is still"
+    " unclear and would change the approach. Once it is clear, write the brief in the four"
+    " sections your rules give."
+)
 
 #: Sent back to the same session when its answer lacked sections.
 MISSING_PROMPT = (
@@ -41,6 +49,17 @@ MISSING_PROMPT = (
     "把四节(目标、验收标准、边界、未知与假设)完整地再输出一遍,标题一字不改,每节都不能空;"
     "拿不准的写进「未知与假设」并写明你的假设。"
 )
+MISSING_PROMPT_EN = (
+    "Your answer lacked these sections: {missing}. Do not ask the human again what they"
+    " already answered. Write all four sections (Goal, Acceptance criteria, Scope, Unknowns"
+    " and assumptions) out again in full, headings word for word, none of them empty; put"
+    ' what you are unsure of under "Unknowns and assumptions" with your assumption.'
+)
+
+
+def clarify_resume(lang: str | None = None) -> str:
+    """:data:`CLARIFY_RESUME` in ``lang`` (default: the language in effect)."""
+    return pick(CLARIFY_RESUME, CLARIFY_RESUME_EN, lang)
 
 
 def clarify_step(
@@ -68,7 +87,7 @@ def clarify_step(
       asks only for the missing sections (a fresh session would ask the human again).
     - ``reduce``: ``ctx[name]`` is the parsed brief's prompt block, not the model's raw
       text (which may carry pasted code or chatter).
-    - ``resume_prompt``: :data:`CLARIFY_RESUME`.
+    - ``resume_prompt``: :data:`CLARIFY_RESUME` (``CLARIFY_RESUME_EN`` in English).
 
     Args:
         channel: The human channel; its ask tool is the clarifier's only way out.
@@ -88,7 +107,11 @@ def clarify_step(
 
     def on_reject(result: StepResult, ctx: Ctx) -> str:
         missing = ctx.get(MISSING_KEY) or []
-        return MISSING_PROMPT.format(missing="、".join(missing)) if missing else ""
+        if not missing:
+            return ""
+        return pick(MISSING_PROMPT, MISSING_PROMPT_EN).format(
+            missing=pick("、", ", ").join(missing)
+        )
 
     return frozen_step(
         name,
@@ -103,8 +126,8 @@ def clarify_step(
         retries=retries,
         on_fail=on_fail,
         on_reject=on_reject,
-        resume_prompt=CLARIFY_RESUME,
+        resume_prompt=lambda ctx: clarify_resume(),
     )
 
 
-__all__ = ["BRIEF_KEY", "CLARIFY_RESUME", "MISSING_KEY", "clarify_step"]
+__all__ = ["BRIEF_KEY", "CLARIFY_RESUME", "CLARIFY_RESUME_EN", "MISSING_KEY", "clarify_step"]

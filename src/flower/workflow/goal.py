@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from flower.core.events import Event, EventCallback, emit
 from flower.core.goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY, Goal, Verdict
+from flower.core.lang import pick
 from flower.core.ledger import override_row, record, rounds_ruled, verdict_row
 from flower.core.roles import judge
 from flower.workflow.base import Ctx, Step, StepAbort
@@ -69,8 +70,41 @@ VERIFY_PROMPT = """\
 只输出「结论」「理由」「未通过」三节。
 """
 
+SET_PROMPT_EN = """\
+From the requirements below, which have been confirmed, set the goal of this work and its \
+checks. Answer with exactly two sections, headings as given:
+
+## Goal
+One or two sentences: what it looks like when it is done.
+
+## Checks
+One check per line, each something that can be run or seen with your own eyes (name the \
+command or what to look at). End an item that cannot be verified in this environment with \
+[cannot verify here: why].
+
+Requirements:
+
+{brief}
+"""
+
+VERIFY_PROMPT_EN = """\
+Decide whether this round's work is done.
+
+# Goal and checks
+{goal}
+
+# The worker's report on this round
+{report}
+
+The report is a lead, not evidence. Look at the workspace yourself (run commands if you \
+can) and go through the checks one by one; an item you find no evidence for has not \
+passed, and anything vague counts as not achieved.
+Answer with the three sections "Verdict", "Reason" and "Failed checks" only.
+"""
+
 #: The reason given to the worker when the judge's answer named no state.
 VAGUE_REASON = "裁判没有给出明确结论,按未达成处理。"
+VAGUE_REASON_EN = "The judge gave no clear verdict; it counts as not achieved."
 
 UNREACHABLE_QUESTION = "The judge found the goal unreachable: {reason}\nWhat now?"
 ACCEPT = "Accept this result and go on"
@@ -79,6 +113,11 @@ MISJUDGED = "The judge is wrong: keep working"
 NEW_GOAL_QUESTION = "What is the new goal? (One sentence; it is added to the current goal.)"
 #: The label a changed goal is appended to the brief under.
 GOAL_CHANGE_LABEL = "修改目标"
+GOAL_CHANGE_LABEL_EN = "goal changed"
+#: Said in a prompt where a document is missing, by language.
+NO_BRIEF = ("(没有需求文档)", "(no requirements document)")
+NO_GOAL = ("(没有目标文件)", "(no goal file)")
+NO_REPORT = ("(这一轮没有汇报)", "(no report this round)")
 NOBODY_ANSWERED = (
     "the judge found the goal unreachable and {why}, so the step stopped"
     " rather than spend more rounds; reason: {reason} (goal: {path})"
@@ -132,7 +171,8 @@ def goal_step(
             emit(Event("task", payload, step=name), ctx.get("_on_event"))
 
     def prompt(ctx: Ctx) -> str:
-        return SET_PROMPT.format(brief=ctx.get(brief_key) or "(没有需求文档)")
+        template = pick(SET_PROMPT, SET_PROMPT_EN)
+        return template.format(brief=ctx.get(brief_key) or pick(*NO_BRIEF))
 
     return frozen_step(
         name,
@@ -205,19 +245,24 @@ def with_goal(
         on_event = ctx.get("_on_event")
         ruling = await runtime.run(
             judger,
-            VERIFY_PROMPT.format(
-                goal=goal.prompt_block() or "(没有目标文件)",
-                report=result.text.strip() or "(这一轮没有汇报)",
+            pick(VERIFY_PROMPT, VERIFY_PROMPT_EN).format(
+                goal=goal.prompt_block() or pick(*NO_GOAL),
+                report=result.text.strip() or pick(*NO_REPORT),
             ),
             step_name=f"{label}#{round_}",
             on_event=None if on_event is None else _summed_up(on_event),
         )
         verdict = Verdict.parse(ruling.text if ruling.ok else "")
         if not ruling.ok:
-            verdict.reason = f"裁判这一轮没能完成判定({ruling.error}),按未达成处理。"
+            verdict.reason = pick(
+                f"裁判这一轮没能完成判定({ruling.error}),按未达成处理。",
+                f"The judge could not finish this round's ruling ({ruling.error});"
+                " it counts as not achieved.",
+            )
         elif not verdict.ok:  # vague: never a pass; say so, keep what the judge did say
-            said = verdict.reason.strip()
-            verdict.reason = f"{VAGUE_REASON}裁判的原话:{said}" if said else VAGUE_REASON
+            said, vague = verdict.reason.strip(), pick(VAGUE_REASON, VAGUE_REASON_EN)
+            quoted = pick(f"裁判的原话:{said}", f" The judge's own words: {said}")
+            verdict.reason = vague + quoted if said else vague
         ctx[VERDICT_KEY] = verdict
         report = {
             "round": round_,
@@ -301,12 +346,24 @@ async def _ask_about_unreachable(
         # a change kept only in 目标.md would be overwritten without a trace.
         amend = getattr(channel, "amend", None)
         if callable(amend):
-            amend(text, label=GOAL_CHANGE_LABEL)
-        verdict.reason = f"人修改了目标。按新的目标接着做:\n\n{goal.prompt_block()}"
+            amend(text, label=pick(GOAL_CHANGE_LABEL, GOAL_CHANGE_LABEL_EN))
+        verdict.reason = (
+            pick(
+                "人修改了目标。按新的目标接着做:",
+                "The human changed the goal. Carry on towards it:",
+            )
+            + f"\n\n{goal.prompt_block()}"
+        )
         return False
-    said = "" if choice == MISJUDGED else f"人的原话:{answer}"
+    said = "" if choice == MISJUDGED else pick(f"人的原话:{answer}", f" In their words: {answer}")
     overrule("misjudged", "" if choice == MISJUDGED else answer)
-    verdict.reason = f"人认为目标能达成,是裁判判错了,接着做。{said}"
+    verdict.reason = (
+        pick(
+            "人认为目标能达成,是裁判判错了,接着做。",
+            "The human thinks the goal can be met and the judge got it wrong: keep working.",
+        )
+        + said
+    )
     return False
 
 

@@ -20,6 +20,10 @@ says on waking lands in three places, and losing any one silently breaks the run
 is appended to the brief (once), the goal is set again from the amended brief (or the
 judge keeps checking the old list), and the coordinator is told directly (its context
 holds the old goal).
+
+Every prompt is in the language in effect (:mod:`flower.core.lang`), read when it is sent;
+the step names, the coordinator's name and the file names stay the seed's in every
+language, since the lineage and the manifest are keyed by them.
 """
 
 from __future__ import annotations
@@ -32,13 +36,14 @@ from flower.core.agent import worktree_problem
 from flower.core.brief import Brief
 from flower.core.budget import BUDGET_KEY, env_budget, parse_budget
 from flower.core.goal import Goal
+from flower.core.lang import localized, pick
 from flower.core.lineage import LINEAGE_NAME, Lineage
 from flower.core.roles import coordinator, worker
 from flower.core.runstate import MARKER_NAME
 from flower.core.workbench import ARCHIVE_DIRNAME, Workbench
 from flower.workflow.base import Ctx, Step, Workflow
 from flower.workflow.bequest import bequest as write_bequest
-from flower.workflow.clarify import BRIEF_KEY, CLARIFY_RESUME, clarify_step
+from flower.workflow.clarify import BRIEF_KEY, clarify_resume, clarify_step
 from flower.workflow.goal import GOAL_KEY, goal_step, with_goal
 
 DEFAULT_WORKER_PROMPT = "你负责实现。每改一处就跑一次验证,别攒到最后。"
@@ -49,6 +54,7 @@ WORK_STEP = "干活"
 WAKE_LABEL = "唤醒时追加"
 #: Raised when there is nothing to do: no request and nothing to continue.
 NO_ASK = "say what to do, e.g. flower 'make X' (要给一句诉求,例如 flower '帮我做一个 X')"
+NO_ASK_EN = "say what to do, e.g. flower 'make X'"
 
 WORK_PROMPT = "照这份已经确认的需求把事情做完:\n\n{brief}"
 GOAL_PART = "做完后,独立的裁判会按下面的目标和判定清单逐条核对:\n\n{goal}"
@@ -66,6 +72,36 @@ CLARIFY_SAID = (
     "{resume}\n\n人这次启动时说:{said}\n"
     "和之前说的是一回事就照常接着澄清;有新的要求,就一并问清、写进需求。"
 )
+
+# --- the same in English ----------------------------------------------------------------------
+
+DEFAULT_WORKER_PROMPT_EN = "You implement. Verify after every change; do not save it for the end."
+WORKER_DESCRIPTION_EN = "Writes code and runs tests: give it anything to build and verify by hand."
+WAKE_LABEL_EN = "added on waking"
+WORK_PROMPT_EN = "Get this done as the confirmed requirements below say:\n\n{brief}"
+GOAL_PART_EN = (
+    "When it is done, an independent judge checks it item by item against this goal and"
+    " these checks:\n\n{goal}"
+)
+RESUME_PLAIN_EN = (
+    "Carry on from where the last run stopped. First look at what is already saved on the"
+    " workbench and in the workspace to see how far the work got; do not start over."
+)
+RESUME_SAID_EN = (
+    "The human is back and said one more thing: {said}\n\n"
+    "It has been appended to the requirements. Carry on from where the last run stopped, and"
+    " do what it asks as well."
+)
+RESUME_GOAL_EN = (
+    "The goal and its checks were set again from the updated requirements; this one now"
+    " counts:\n\n{goal}"
+)
+CLARIFY_SAID_EN = (
+    "{resume}\n\nStarting this time, the human said: {said}\n"
+    "If it is the same thing as before, carry on clarifying as usual; if it asks for"
+    " something new, ask about that too and put it in the requirements."
+)
+NO_BRIEF_EN = "(no requirements document)"
 
 
 def workbench_for(workspace: str | Path, *, isolate: bool = False) -> Workbench:
@@ -123,7 +159,8 @@ def starter_flow(
         timeout_s: How long a question waits (``None``: forever; ``<= 0``: nobody is
             here, questions settle at once and the agents decide and record why).
         instructions: Rules added to the clarifier's and the coordinator's.
-        worker_prompt: The worker's task prompt (after the worker rules).
+        worker_prompt: The worker's task prompt (after the worker rules); the default
+            is the seed's Chinese, and in English its English.
         brief_name, goal_name, log_name: File names in the workbench's ``notes/``.
         bequest: When the work step has run (goal met or stopped), write what the next
             tool needs into a managed block of ``CLAUDE.md`` and ``AGENTS.md`` at the
@@ -154,33 +191,33 @@ def starter_flow(
         if problem:
             raise ValueError(f"isolate needs a git repository: {ws} {problem}, or drop isolate")
     said = (ask or "").strip()
+    worker_prompt = localized(worker_prompt, DEFAULT_WORKER_PROMPT, DEFAULT_WORKER_PROMPT_EN)
     wb = workbench_for(ws, isolate=isolate)
     brief_path = wb.notes / brief_name
     goal_path = wb.notes / goal_name
     lineage = Lineage.open(run_dir, ws)
     if new:
         if not said:
-            raise ValueError(NO_ASK)
+            raise ValueError(pick(NO_ASK, NO_ASK_EN))
         if any(p.exists() for p in (lineage.path, brief_path, goal_path)):
             # the run id too: left behind, it would bring the old lineage back from the store
             marker = wb.root / MARKER_NAME
             lineage.archive(wb.notes / ARCHIVE_DIRNAME, extra=[brief_path, goal_path, marker])
     waking = _complete(Brief.load(brief_path))
     if not said and not waking and "确认需求" not in lineage.steps:
-        raise ValueError(NO_ASK)
+        raise ValueError(pick(NO_ASK, NO_ASK_EN))
     wb.ensure()
 
     channel = _channel(wb.notes / log_name, brief_path, max_asks, timeout_s)
     if waking and said and said not in _text(brief_path):
-        channel.amend(said, label=WAKE_LABEL)
+        channel.amend(said, label=pick(WAKE_LABEL, WAKE_LABEL_EN))
 
     clarify = clarify_step(
-        channel, brief_path=brief_path, prompt=said or CLARIFY_RESUME, instructions=instructions
+        channel, brief_path=brief_path, prompt=said or clarify_resume(), instructions=instructions
     )
     if said and not waking:
-        clarify = replace(
-            clarify, resume_prompt=CLARIFY_SAID.format(resume=CLARIFY_RESUME, said=said)
-        )
+        told = pick(CLARIFY_SAID, CLARIFY_SAID_EN).format(resume=clarify_resume(), said=said)
+        clarify = replace(clarify, resume_prompt=told)
     steps = [clarify]
     if clarify_only:
         return Workflow(steps, name="starter", channel=channel, workbench=wb, context=context)
@@ -198,22 +235,28 @@ def starter_flow(
     crew = coordinator(
         COORDINATOR_NAME,
         instructions,
-        {"coder": worker(WORKER_DESCRIPTION, worker_prompt, isolate=isolate)},
+        {
+            "coder": worker(
+                pick(WORKER_DESCRIPTION, WORKER_DESCRIPTION_EN), worker_prompt, isolate=isolate
+            )
+        },
         channel=channel,
     )
 
     def work_prompt(ctx: Ctx) -> str:
-        parts = [WORK_PROMPT.format(brief=ctx.get(clarify.name) or _brief_block(ctx))]
+        brief = ctx.get(clarify.name) or _brief_block(ctx)
+        parts = [pick(WORK_PROMPT, WORK_PROMPT_EN).format(brief=brief)]
         if isinstance(ctx.get(GOAL_KEY), Goal):
-            parts.append(GOAL_PART.format(goal=ctx[GOAL_KEY].prompt_block()))
+            parts.append(pick(GOAL_PART, GOAL_PART_EN).format(goal=ctx[GOAL_KEY].prompt_block()))
         return "\n\n---\n\n".join(parts)
 
     def resume_prompt(ctx: Ctx) -> str:
         if not (waking and said):
-            return RESUME_PLAIN
-        parts = [RESUME_SAID.format(said=said)]
+            return pick(RESUME_PLAIN, RESUME_PLAIN_EN)
+        parts = [pick(RESUME_SAID, RESUME_SAID_EN).format(said=said)]
         if isinstance(ctx.get(GOAL_KEY), Goal):
-            parts.append(RESUME_GOAL.format(goal=ctx[GOAL_KEY].prompt_block()))
+            goal_block = ctx[GOAL_KEY].prompt_block()
+            parts.append(pick(RESUME_GOAL, RESUME_GOAL_EN).format(goal=goal_block))
         return "\n\n".join(parts)
 
     work = Step(WORK_STEP, crew, work_prompt, resume_prompt=resume_prompt)
@@ -292,7 +335,7 @@ def _text(path: Path) -> str:
 
 def _brief_block(ctx: Ctx) -> str:
     brief = ctx.get(BRIEF_KEY)
-    return brief.prompt_block() if isinstance(brief, Brief) else "(没有需求文档)"
+    return brief.prompt_block() if isinstance(brief, Brief) else pick("(没有需求文档)", NO_BRIEF_EN)
 
 
 __all__ = ["starter_flow", "wake_state", "workbench_for"]
