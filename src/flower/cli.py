@@ -27,7 +27,7 @@ from flower.commands.status import status
 from flower.commands.typo import misspelt_command
 
 #: Global flags that take a value (the word after them is not the subcommand).
-_VALUED = {"-w", "--workspace", "-r", "--run-dir"}
+_VALUED = {"-w", "--workspace", "-r", "--run-dir", "--lang"}
 _FLAGS = {"-v", "--verbose", "-W", "--workbench", "-T", "--trim"}
 
 

@@ -453,6 +453,8 @@ def test_no_credentials_on_a_terminal_starts_setup_then_the_run_and_no_escape_re
     run.type("")
     run.expect("model> ")
     run.type("")
+    run.expect("lang> ")
+    run.type("")
     assert run.finish() == 0, run.text[-3000:]
     saved = Path(os.environ["XDG_CONFIG_HOME"]) / "flower" / ".env"
     assert "sk-ant-api03-offline-test-key" in saved.read_text(encoding="utf-8")

@@ -34,7 +34,7 @@ class Answers:
 
     def ask(self, prompt: str) -> str | None:
         self.prompts.append(prompt)
-        return self.answers.pop(0)
+        return self.answers.pop(0) if self.answers else ""  # then Enter (the language's)
 
     ask_secret = ask
 
@@ -86,7 +86,7 @@ def test_enter_keeps_and_dash_clears(bare: Path) -> None:
     assert parse_env_file(path) == {"ANTHROPIC_AUTH_TOKEN": GW_TOKEN}
     assert outcome.saved == [] and "now: ANTHROPIC_AUTH_TOKEN=gw-...5432" in io.transcript
     assert "Gateway URL (Enter keeps http://h:1; - clears it):" in io.said
-    assert io.prompts == ["key> ", "url> ", "model> "]
+    assert io.prompts == ["key> ", "url> ", "model> ", "lang> "]
 
 
 def test_a_bad_url_is_asked_again(bare: Path) -> None:
@@ -167,7 +167,8 @@ def test_the_mode_is_0600_whatever_the_umask(tmp_path: Path) -> None:
 
 @pytest.fixture
 def child_env(bare: Path) -> dict[str, str]:
-    return {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    # LC_ALL=C: a locale that suggests no language, so the default (zh) is offered
+    return {**os.environ, "COLUMNS": "100", "TERM": "xterm", "LC_ALL": "C.UTF-8"}
 
 
 def test_flower_setup_in_a_terminal(bare: Path, child_env: dict[str, str]) -> None:
@@ -185,7 +186,10 @@ def test_flower_setup_in_a_terminal(bare: Path, child_env: dict[str, str]) -> No
             term.expect(r"Model \(Enter for the CLI's default\):")
             term.expect(r"model> ")
             term.send("\r")
-            term.expect(r"saved ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL to\s")
+            term.expect(r"en or zh \(Enter for zh\):")  # the locale here suggests nothing
+            term.expect(r"lang> ")
+            term.send("en\r")
+            term.expect(r"saved ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, FLOWER_LANG to\s")
             term.expect(r"ok: http://127\.0\.0\.1:\d+ answered")
             assert term.wait() == 0
         finally:
@@ -195,6 +199,7 @@ def test_flower_setup_in_a_terminal(bare: Path, child_env: dict[str, str]) -> No
     path = user_env(bare)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert parse_env_file(path)["ANTHROPIC_AUTH_TOKEN"] == GW_TOKEN
+    assert parse_env_file(path)["FLOWER_LANG"] == "en"
 
 
 def test_ctrl_c_at_the_key_prompt_cancels(bare: Path, child_env: dict[str, str]) -> None:
@@ -220,6 +225,8 @@ def test_a_refused_key_in_a_terminal_exits_1(bare: Path, child_env: dict[str, st
             term.expect(r"url> ")
             term.send(model.base_url + "\r")
             term.expect(r"model> ")
+            term.send("\r")
+            term.expect(r"lang> ")
             term.send("\r")
             term.expect(r"auth: .* refused the key \(HTTP 401")
             assert term.wait() == 1

@@ -53,8 +53,13 @@ class Globals:
 
 
 def global_options(command: F) -> F:
-    """Add -w, -r, -v, -W, -T to a command (all default to None: "not given here")."""
+    """Add -w, -r, -v, -W, -T to a command (all default to None: "not given here"), and
+    ``--lang``, which is settled as it is parsed and never reaches the command
+    (``commands/language.py``)."""
+    from flower.commands.language import lang_option
+
     options = [
+        lang_option(),
         click.option(
             "-w", "--workspace", type=click.Path(file_okay=False, path_type=Path), default=None,
             help="The project folder (default: the current folder; created if missing).",

@@ -2,7 +2,9 @@
 
 A newcomer's first obstacle is the key: an installed flower has no folder of its own
 for a ``.env``, and a wrong key otherwise shows up minutes into a run. This command asks
-for the key (hidden), an optional gateway URL and an optional model, writes them to
+for the key (hidden), an optional gateway URL, an optional model and the language flower
+speaks (``en`` or ``zh``; Enter takes the one saved, else the locale's suggestion, else
+the seed's Chinese: :mod:`flower.core.lang`), writes them to
 ``${XDG_CONFIG_HOME:-~/.config}/flower/.env`` (mode 0600, merged with what is there),
 then spends one request of a few tokens to say ``ok`` / ``auth`` / ``config`` /
 ``network`` (``FLOWER_NO_PROBE=1`` or ``--no-probe`` skips it).
@@ -41,12 +43,15 @@ __all__ = [
     "no_terminal_message",
     "run_setup",
     "save_env",
+    "save_language",
     "setup",
     "setup_flow",
 ]
 
 #: The keys this command writes; any other line of the file is kept as it is.
 CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+#: The language flower speaks (``flower.core.lang.ENV``), saved beside the key.
+LANG_KEY = "FLOWER_LANG"
 CLEAR = "-"
 _URL = re.compile(r"^https?://[^\s/]+(/\S*)?$", re.IGNORECASE)
 _KEY_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*=")
@@ -209,6 +214,7 @@ def setup_flow(
             current.get("ANTHROPIC_MODEL"),
             none="the CLI's default",
         )
+        language = _ask_language(io, current.get(LANG_KEY), environ)
     except _Cancelled:
         io.say("cancelled; nothing saved")
         outcome.cancelled = True
@@ -226,12 +232,18 @@ def setup_flow(
         updates["ANTHROPIC_BASE_URL"] = url or None
     if model is not None:
         updates["ANTHROPIC_MODEL"] = model or None
+    if language is not None:
+        updates[LANG_KEY] = language
     try:
         save_env(path, updates)
     except OSError as exc:
         io.say(f"cannot write {where}: {exc.strerror or exc}")
         return outcome
     saved = parse_env_file(path)
+    if LANG_KEY in updates:  # a first-run setup's choice is the language of the run after it
+        from flower.core.lang import resettle
+
+        resettle()
     outcome.saved = sorted(k for k, v in updates.items() if v is not None)
     if outcome.saved:
         io.say(f"saved {', '.join(outcome.saved)} to {where}")
@@ -288,6 +300,26 @@ def _ask_plain(io: SetupIO, what: str, current: str | None, *, none: str) -> str
     if answer == CLEAR:
         return ""
     return answer or None
+
+
+def _ask_language(io: SetupIO, saved: str | None, environ: Mapping[str, str]) -> str | None:
+    """The language to save, or ``None`` when the answer changes nothing (what is saved
+    stays; with nothing saved, Chinese applies anyway). Enter takes the saved choice,
+    else the locale's suggestion (``LC_ALL``, ``LC_MESSAGES``, ``LANG``), else Chinese."""
+    from flower.core.lang import DEFAULT, from_locale, normalize
+
+    now = normalize(saved)
+    suggested = now or from_locale(environ) or DEFAULT
+    io.say(f"Language of the prompts, documents and notes: en or zh (Enter for {suggested}):")
+    for _ in range(3):
+        answer = io.ask("lang> ")
+        if answer is None:
+            raise _Cancelled
+        chosen = normalize(answer.strip() or suggested)
+        if chosen is not None:
+            return None if chosen == (now or DEFAULT) else chosen
+        io.say("  en (English) or zh (中文, the default)")
+    raise _Cancelled
 
 
 def _credential_for(token: str, *, gateway: bool) -> str:
@@ -382,6 +414,27 @@ def save_env(path: Path, updates: Mapping[str, str | None]) -> None:
     os.replace(tmp, path)
 
 
+def save_language(value: str, path: Path | None = None) -> int:
+    """``flower setup --lang``: save the language beside the key, ask nothing; the exit
+    code (2 for a language flower does not speak)."""
+    from flower.core.env import show_path, user_env_path
+    from flower.core.lang import parse
+
+    try:
+        code = parse(value, source="--lang")
+    except ValueError as exc:
+        click.echo(f"flower setup: {exc}", err=True)
+        return EXIT_USAGE
+    path = path or user_env_path()
+    try:
+        save_env(path, {LANG_KEY: code})
+    except OSError as exc:
+        click.echo(f"flower setup: cannot write {show_path(path)}: {exc.strerror or exc}", err=True)
+        return EXIT_FAILED
+    click.echo(f"saved {LANG_KEY}={code} to {show_path(path)}")
+    return EXIT_OK
+
+
 def _quote(value: str) -> str:
     """Bare when safe; single quotes (literal in python-dotenv) otherwise."""
     if re.fullmatch(r"[A-Za-z0-9_\-./:@+=,]*", value):
@@ -393,7 +446,14 @@ def _quote(value: str) -> str:
 
 @click.command(name="setup")
 @click.option("--no-probe", is_flag=True, help="Save without trying the key.")
-def setup(no_probe: bool) -> None:
+@click.option(
+    "--lang",
+    "language",
+    default=None,
+    metavar="en|zh",
+    help="Save only the language flower speaks (no key asked, no terminal needed).",
+)
+def setup(no_probe: bool, language: str | None) -> None:
     """Save an API key (and a gateway URL, a model) for every flower run, then try it.
 
     \b
@@ -401,8 +461,10 @@ def setup(no_probe: bool) -> None:
     ${XDG_CONFIG_HOME:-~/.config}/flower/.env with mode 0600. One request of a few
     tokens then says ok / auth / config / network (FLOWER_NO_PROBE=1 skips it).
     Exit codes: 0 saved and ok, 1 not saved or the key did not work, 2 no terminal,
-    130 cancelled.
+    130 cancelled. ``flower setup --lang en`` saves the language alone.
     """
+    if language is not None:
+        sys.exit(save_language(language))
     if not sys.stdin.isatty():
         click.echo(no_terminal_message(), err=True)
         sys.exit(EXIT_USAGE)

@@ -273,7 +273,8 @@ def describe_judge(judge: dict[str, Any]) -> str:
 
 
 def describe(report: dict[str, Any]) -> list[str]:
-    """The report as lines a person reads."""
+    """The report as lines a person reads (step names glossed in English)."""
+    from flower.core.lang import step_label
     from flower.core.outcome import describe as describe_outcome
 
     started = report["steps"] or report["waking"] or report.get("sessions")
@@ -297,14 +298,14 @@ def describe(report: dict[str, Any]) -> list[str]:
         if step.get("refused"):  # the session was fine; its check refused the answer
             mark, error = "x  ", f" · refused: {step['refused']}"
         lines.append(
-            f"  {mark}{step['step']} · ${float(step['cost_usd'] or 0):.4f}"
+            f"  {mark}{step_label(step['step'])} · ${float(step['cost_usd'] or 0):.4f}"
             f" · context {int(step['context'] or 0):,}{extra}{error}"
         )
     if report.get("outcome") and describe_outcome(report["outcome"]):
         lines.append(describe_outcome(report["outcome"]))
     if report["verdict"]:
         v = report["verdict"]
-        lines.append(f"last verdict ({v['step']}): {v['state']} {v['reason']}".rstrip())
+        lines.append(f"last verdict ({step_label(v['step'])}): {v['state']} {v['reason']}".rstrip())
     if report.get("judge"):
         lines.append(describe_judge(report["judge"]))
     for ask in report["pending"]:

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from flower.core.lang import step_label
 from flower.core.result import STOPPED
 from flower.core.text import one_line
 from flower.ui.countdown import Countdown
@@ -204,7 +205,7 @@ class Renderer:
             if ok and not failed_at and not aborted:
                 self._say(f"* done - {facts} - {where}", "bold green")
                 return
-            head = f"x stopped at {failed_at}" if failed_at else "x stopped"
+            head = f"x stopped at {step_label(failed_at)}" if failed_at else "x stopped"
             self._say(f"{head}: {aborted}" if aborted else head, "bold red")
             self._say(f"{facts} - {where}", "red", indent=2)
 
@@ -219,7 +220,7 @@ class Renderer:
             )
 
     def _step(self, p: dict[str, Any], step: str | None) -> None:
-        name = fit(step or "step", RULE - 8)
+        name = fit(step_label(step or "step"), RULE - 8)
         rule = f"== {name} " + "=" * max(3, RULE - 4 - cells(name))
         mark = f"  {p.get('index', '?')}/{p.get('total', '?')}"
         if p.get("resumed"):
@@ -229,7 +230,7 @@ class Renderer:
 
     def _skip(self, p: dict[str, Any], step: str | None) -> None:
         where = f"{p.get('index', '?')}/{p.get('total', '?')}"
-        self._say(f"~ {step or 'step'} skipped ({where}): already done", "dim")
+        self._say(f"~ {step_label(step or 'step')} skipped ({where}): already done", "dim")
 
     def _task(self, p: dict[str, Any], step: str | None) -> None:
         checks = list(p.get("unverifiable") or [])
@@ -459,7 +460,7 @@ class Renderer:
         facts.append(duration(float(p.get("duration_s") or 0)))
         if int(p.get("attempts") or 1) > 1:
             facts.append(plural(int(p["attempts"]), "attempt"))
-        name = step or "step"
+        name = step_label(step or "step")  # a key, glossed in English: 干活 (work)
         if p.get("ok"):
             self._say(f"* {name} done - " + " - ".join(facts), "green")
         elif p.get("stopped"):  # a quit or an exit ended it: not the step's own failure
