@@ -168,7 +168,17 @@ def test_follow_and_answer_a_run_from_the_page(
         first_line = browser.find_element(By.CSS_SELECTOR, "#stream > div").text
 
         steps = browser.find_element(By.ID, "steps").text  # every step and round, with its state
-        assert "确认需求 ok $" in steps and "设定目标 ok $" in steps
+        assert "确认需求 (clarify) ok $" in steps and "设定目标 (set the goal) ok $" in steps
+        assert "干活 (work) " in steps  # each step name (a key) with its English gloss
+        glossed = browser.execute_script(
+            "return ['干活·判定#2', '干活#round3', '收尾', 'my step'].map(label)"
+        )
+        assert glossed == [
+            "干活·判定#2 (work · judge #2)",
+            "干活#round3 (work, round 3)",
+            "收尾 (bequest)",
+            "my step",
+        ]
         browser.refresh()  # the stream comes back whole
         wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#stream > div")) >= seen)
         assert browser.find_element(By.CSS_SELECTOR, "#stream > div").text == first_line

@@ -63,7 +63,7 @@ function gist(p) {
 
 function line(e) {
   const d = el("div"); d.id = "e" + e.id;
-  d.append(el("span", "[" + e.kind + "] ", "kind"), el("span", (e.step ? e.step + ": " : "") + gist(e.payload)));
+  d.append(el("span", "[" + e.kind + "] ", "kind"), el("span", (e.step ? label(e.step) + ": " : "") + gist(e.payload)));
   const s = $("stream"); const stick = s.scrollTop + s.clientHeight >= s.scrollHeight - 4;
   s.append(d); while (s.childElementCount > 2000) s.firstChild.remove();
   if (stick) s.scrollTop = s.scrollHeight;
@@ -76,7 +76,7 @@ function showAsk(p) {
   if (p.state !== "asked") { if (!$("asks").querySelector(".ask")) $("noasks").hidden = false; return; }
   $("noasks").hidden = true;
   const box = el("div", undefined, "ask"); box.id = "ask-" + p.id;
-  if (p.stale) box.append(el("div", "asked before the run stopped" + (p.step ? " (" + p.step + ")" : "")
+  if (p.stale) box.append(el("div", "asked before the run stopped" + (p.step ? " (" + label(p.step) + ")" : "")
     + ": the answer goes to the step that asked when it runs again", "dim"));
   box.append(el("div", p.question));
   (p.options || []).forEach((o, i) => { const b = el("button", (i + 1) + ") " + o);
@@ -89,12 +89,27 @@ function showAsk(p) {
   box.append(f, skip); $("asks").append(box);
 }
 
+// Step names are keys and stay the seed's Chinese in every language; the page, whose own
+// words are English, shows each with its English gloss, as flower.core.lang.step_label does
+// for an English run's terminal: 干活·判定#1 (work · judge #1).
+const GLOSS = {"确认需求": "clarify", "设定目标": "set the goal", "干活": "work", "判定": "judge",
+               "收尾": "bequest", "旁路问答": "side question"};
+function gloss(name) {
+  if (GLOSS[name]) return GLOSS[name];
+  let m = /#(round|retry)(\d+)$/.exec(name);
+  if (m) { const base = gloss(name.slice(0, m.index)); return base ? base + ", " + m[1] + " " + m[2] : ""; }
+  m = /^(.+)·判定(?:#(\d+))?$/.exec(name);
+  if (m) { const base = gloss(m[1]); return base ? base + " · judge" + (m[2] ? " #" + m[2] : "") : ""; }
+  return "";
+}
+const label = (name) => { const g = name ? gloss(name) : ""; return g ? name + " (" + g + ")" : (name || ""); };
+
 // One row per step label (干活, 干活·判定#1, 干活#round2…): running, then ok / failed and its cost.
-function stepRow(label, state, spent) {
-  if (!label) return;
-  const id = "step-" + encodeURIComponent(label);
+function stepRow(step, state, spent) {
+  if (!step) return;
+  const id = "step-" + encodeURIComponent(step);
   let row = document.getElementById(id);
-  if (!row) { row = el("tr"); row.id = id; row.append(el("td", label), el("td"), el("td"));
+  if (!row) { row = el("tr"); row.id = id; row.append(el("td", label(step)), el("td"), el("td"));
     $("steps").append(row); }
   row.children[1].textContent = state; row.children[1].className = state === "failed" ? "unreachable" : "";
   if (spent !== undefined) row.children[2].textContent = "$" + (Number(spent) || 0).toFixed(4);
@@ -109,8 +124,8 @@ function tick(until, label) {
 
 const on = {
   step: (e) => { place = " (step " + e.payload.index + "/" + e.payload.total + ")";
-    $("step").textContent = e.step + place; },
-  prompt: (e) => { if (e.step && !e.step.includes("·")) $("step").textContent = e.step + place;
+    $("step").textContent = label(e.step) + place; },
+  prompt: (e) => { if (e.step && !e.step.includes("·")) $("step").textContent = label(e.step) + place;
     stepRow(e.step, "running"); },
   verdict: (e) => { const v = $("verdict"); v.textContent = ""; v.className = e.payload.state || "";
     v.append(el("div", "round " + e.payload.round + "/" + e.payload.rounds + ": " + (e.payload.state || "unclear")),
@@ -214,7 +229,7 @@ document.querySelectorAll("[data-doc]").forEach((b) => b.onclick = async () => {
 $("runs").onclick = async () => { const r = await call("/runs"); if (!r || !r.ok) return; const rows = await r.json();
   const t = el("table"); t.append(el("tr"));
   ["step", "ok", "cost", "run"].forEach((h) => t.firstChild.append(el("th", h)));
-  rows.forEach((r) => { const tr = el("tr"); [r.step, r.ok ? "ok" : "x", "$" + (Number(r.cost_usd) || 0).toFixed(4),
+  rows.forEach((r) => { const tr = el("tr"); [label(r.step), r.ok ? "ok" : "x", "$" + (Number(r.cost_usd) || 0).toFixed(4),
     String(r.run || "").slice(0, 15)].forEach((v) => tr.append(el("td", v))); t.append(tr); });
   $("doc").textContent = ""; $("doc").append(t); };
 start();
