@@ -4,7 +4,9 @@
 root group routes a first argument that is not a subcommand to ``go``, so ``flower
 "…"``, ``flower --new "…"``, ``flower -w proj "…"`` and a bare ``flower`` all reach it,
 except that a lone word one or two typos from a subcommand (``flower onec hi``) stops
-with "did you mean" instead of starting a paid run.
+with "did you mean" instead of starting a paid run, and an everyday word alone
+(``flower help``, ``flower continue``) does what it says (``commands/words.py``). Usage
+errors are one line (``commands/usage.py``).
 
 Start-up is kept light on purpose (``flower --help`` must not import the SDK,
 SQLAlchemy or rich): heavy modules are imported inside the commands that need them, and
@@ -14,6 +16,7 @@ plugin subcommands are looked up only when the command line is listed or dispatc
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -24,7 +27,9 @@ from flower.commands.options import global_options
 from flower.commands.plugins import plugins
 from flower.commands.run import run
 from flower.commands.status import status
-from flower.commands.typo import misspelt_command
+from flower.commands.usage import OneLineUsage, one_line_usage
+from flower.commands.words import IMPLICIT, route
+from flower.commands.words import meant as words_meant
 
 #: Global flags that take a value (the word after them is not the subcommand).
 _VALUED = {"-w", "--workspace", "-r", "--run-dir", "--lang"}
@@ -42,14 +47,34 @@ class FlowerGroup(click.Group):
             return super().parse_args(ctx, args)
         if at == len(args) and any(a in _META for a in args):
             return super().parse_args(ctx, args)
-        meant = misspelt_command(args[at:], self._all_commands(ctx))
+        routed = route(args[:at], args[at:])  # `flower help`, `flower continue`: words.py
+        if routed is not None:
+            return super().parse_args(ctx, routed)
+        meant = words_meant(args[at:], self._all_commands(ctx))
         if meant is not None:
             word = args[at]
-            raise click.UsageError(
-                f"{word!r} looks like a misspelt command: did you mean `flower {meant}`?"
-                f" To send it as a request, write `flower go {' '.join(args[at:])}`"
+            raise OneLineUsage(
+                f"{word!r} looks like a misspelt command: did you mean `flower {meant}`?",
+                f"To send it as a request, write `flower go {' '.join(args[at:])}`",
             )
+        ctx.meta[IMPLICIT] = True
         return super().parse_args(ctx, [*args[:at], self.default_command, *args[at:]])
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """Usage errors in one line (``commands/usage.py``), the root's flags included."""
+        with one_line_usage():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Usage errors of every subcommand in one line (``commands/usage.py``)."""
+        with one_line_usage():
+            return super().invoke(ctx)
 
     def _all_commands(self, ctx: click.Context) -> set[str]:
         return set(self.list_commands(ctx)) | set(self.commands)

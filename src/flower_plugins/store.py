@@ -2,7 +2,8 @@
 
 Also answers a ``sqlite:///`` URL in ``FLOWER_STORE_URL``, and refuses any other URL
 that no installed plugin claimed with a one-line error, instead of silently writing to
-the default file. Adds ``flower db upgrade`` and ``flower db current``.
+the default file; so is a bare word or a file whose folder does not exist (opening the
+store would create them). Adds ``flower db upgrade`` and ``flower db current``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ def flower_session_store(settings: StoreSettings) -> SessionStore:
         )
     if url is not None and not is_sqlite(url):
         raise unknown_scheme(url)
+    if url is not None:  # before the engine creates the file (and folders) it names
+        from flower.stores.url import store_url_problem
+
+        problem = store_url_problem(url)
+        if problem is not None:
+            raise StoreError(problem)
     return build(url or settings.run_dir / "sessions.db", settings)
 
 

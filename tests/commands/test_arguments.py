@@ -82,6 +82,7 @@ def test_status_reads_a_folder_without_credentials_or_a_model(tmp_path: Path) ->
     from flower.core.manifest import Manifest
 
     ws = tmp_path / "ws"
+    ws.mkdir()
     code, output = invoke("status", "-w", str(ws))
     assert code == 0 and "nothing has run" in output
     notes = ws / ".flower" / "notes"

@@ -33,6 +33,7 @@ from flower.commands.options import (
     check_window,
     with_globals,
 )
+from flower.commands.words import NEW, whole_ask
 
 if TYPE_CHECKING:
     from flower.core.budget import BudgetReached
@@ -62,7 +63,7 @@ _NEW = "Do not continue: archive the last brief, goal and lineage, start over."
 
 @click.command(name="go")
 @with_globals
-@click.argument("ask", nargs=-1)
+@click.argument("ask", nargs=-1, callback=whole_ask)
 @click.option("--asks", type=int, default=-1, show_default=True, help=_ASKS)
 @click.option("--rounds", type=int, default=3, show_default=True, help=_ROUNDS)
 @click.option("--no-goal", is_flag=True, help=_NO_GOAL)
@@ -103,6 +104,7 @@ def go(
     the agent: a line continues the same session with it, Enter with nothing added;
     Ctrl-C again quits at once, the step in flight saved for the next flower.
     """  # fmt: skip
+    new = new or bool(click.get_current_context().meta.get(NEW))  # the ask was `new`: words.py
     if g.workbench:
         raise click.UsageError(
             "-W/--workbench is for `once` and `run`: the main job always keeps its workbench"

@@ -39,7 +39,9 @@ def make_view(g: Globals) -> tuple[Any, Any, bool]:
 
 def open_runtime(g: Globals, terminal: Any, interactive: bool, **policies: Any) -> Runtime | None:
     """The Runtime, or ``None`` after printing why not. Missing credentials on a terminal
-    start the interactive setup once, then try again."""
+    start the interactive setup once, then try again; a setup ended with Ctrl-C exits
+    130 at once (setup said it in one line), one that saved no usable key returns
+    ``None`` without the long "no credentials" paragraph after setup's own line."""
     from flower.core.credentials import MissingCredentials
     from flower.core.runtime import Runtime
 
@@ -48,11 +50,15 @@ def open_runtime(g: Globals, terminal: Any, interactive: bool, **policies: Any) 
             return Runtime(workspace=g.workspace, run_dir=g.run_dir, **policies)
         except RuntimeError as exc:
             if attempt == 1 and interactive and isinstance(exc, MissingCredentials):
-                from flower.commands.setup import run_setup
+                from flower.commands.setup import as_setup_io, setup_flow
 
                 terminal.line("No credentials for the Claude API yet: let's set them up.", "bold")
-                if run_setup(terminal):
+                done = setup_flow(as_setup_io(terminal))
+                if done.cancelled:  # Ctrl-C: setup's own line ("cancelled; ...") is enough
+                    sys.exit(EXIT_QUIT)
+                if done.usable:
                     continue
+                return None  # no key, or one refused: setup's last line said which
             print_error(str(exc))
             return None
         except ValueError as exc:
@@ -100,9 +106,14 @@ def launch_starter(
     force: bool = False,
 ) -> int:
     """``flower go``: build the starter flow for ``ask`` and drive it."""
+    from flower.commands.startup import unwritable_workspace
     from flower.core.agent import HandoffPolicy
     from flower.stores.trim import TrimPolicy
 
+    refusal = unwritable_workspace(g.workspace)  # before the run folder, store and lock
+    if refusal is not None:
+        print_error(refusal)
+        return EXIT_USAGE
     terminal, renderer, interactive = make_view(g)
     _verbose(g, terminal)
     # a window you give is the one planned with (the CLI's report is for a guess only);
@@ -184,6 +195,10 @@ def _continue_starter(
             )
         except ValueError as exc:
             print_error(str(exc))
+            return EXIT_USAGE
+        except OSError as exc:  # the workbench could not be made (a folder turned read-only)
+            why = (exc.strerror or str(exc)).lower()
+            print_error(f"cannot write {exc.filename or g.workspace}: {why}; check its permissions")
             return EXIT_USAGE
         return drive(workflow, rt, terminal, renderer, interactive)
     finally:

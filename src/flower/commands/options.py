@@ -92,27 +92,47 @@ _GLOBAL_NAMES = ("workspace", "run_dir", "verbose", "workbench", "trim")
 def with_globals(command: F) -> F:
     """:func:`global_options` for a subcommand, resolved: the command gets one ``g:
     Globals`` argument (merged with the root's flags) instead of the five values."""
+    return _with_globals(command, create=True)
 
+
+def reading_globals(command: F) -> F:
+    """:func:`with_globals` for a command that only reads (``flower status``): a
+    workspace that does not exist is a one-line error, not a folder made for a typo."""
+    return _with_globals(command, create=False)
+
+
+def _with_globals(command: F, *, create: bool) -> F:
     @functools.wraps(command)
     def resolved(*args: Any, **kwargs: Any) -> Any:
         given = {name: kwargs.pop(name, None) for name in _GLOBAL_NAMES}
-        kwargs["g"] = resolve_globals(click.get_current_context(), **given)
+        kwargs["g"] = resolve_globals(click.get_current_context(), create=create, **given)
         return command(*args, **kwargs)
 
     return global_options(resolved)  # type: ignore[return-value]
 
 
-def resolve_globals(ctx: click.Context, **given: Any) -> Globals:
-    """Merge this command's global flags with the root group's; make the workspace exist."""
+def resolve_globals(ctx: click.Context, *, create: bool = True, **given: Any) -> Globals:
+    """Merge this command's global flags with the root group's; make the workspace exist
+    (``create=False``: refuse one that does not). ``FLOWER_STORE_URL`` is checked first,
+    before anything is created (``commands/startup.py``)."""
+    from flower.commands.startup import store_url_refusal
+
     root: dict[str, Any] = (ctx.find_root().obj or {}) if ctx.parent is not None else {}
 
     def pick(name: str) -> Any:
         value = given.get(name)
         return value if value is not None else root.get(name)
 
+    refusal = store_url_refusal()
+    if refusal is not None:
+        raise click.UsageError(refusal)
     workspace = Path(pick("workspace") or ".").expanduser()
     if workspace.exists() and not workspace.is_dir():
         raise click.BadParameter(f"{workspace} is a file, not a folder", param_hint="--workspace")
+    if not create and not workspace.exists():
+        raise click.BadParameter(
+            f"no folder {workspace.absolute()}: check the path", param_hint="-w/--workspace"
+        )
     try:
         workspace.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -150,10 +170,12 @@ def check_rounds(value: int) -> int:
 
 
 def check_timeout(value: float) -> float:
-    """``--timeout``: seconds a question waits; 0 or less means nobody will answer."""
-    if not math.isfinite(value):
+    """``--timeout``: seconds a question waits; 0 means nobody will answer. A negative
+    value is refused, not read as 0: it is a typo more often than a decision."""
+    if not math.isfinite(value) or value < 0:
         raise click.BadParameter(
-            "give a number of seconds (0 = nobody will answer, questions settle at once)",
+            f"{value:g}: give a number of seconds, 0 or more (0 = nobody will answer,"
+            " questions settle at once)",
             param_hint="--timeout",
         )
     return value
@@ -214,6 +236,7 @@ __all__ = [
     "check_timeout",
     "check_window",
     "global_options",
+    "reading_globals",
     "resolve_globals",
     "with_globals",
 ]

@@ -207,6 +207,9 @@ def setup_flow(
         io.say(f"  now: {held[0]}={mask(current[held[0]])}")
     try:
         token = _ask_token(io, keep=bool(held))
+        if token is None and not held:  # nothing will be saved: no use asking the rest
+            io.say("no key given; nothing saved (flower setup asks again)")
+            return outcome
         url = _ask_url(io, current.get("ANTHROPIC_BASE_URL"))
         model = _ask_plain(
             io,
@@ -219,10 +222,6 @@ def setup_flow(
         io.say("cancelled; nothing saved")
         outcome.cancelled = True
         return outcome
-    if token is None and not held:
-        io.say("no key given; nothing saved")
-        return outcome
-
     updates: dict[str, str | None] = {}
     if token is not None:
         kind = _credential_for(token, gateway=bool(url or current.get("ANTHROPIC_BASE_URL")))
@@ -253,7 +252,11 @@ def setup_flow(
         probe = not _truthy(environ.get("FLOWER_NO_PROBE", ""))
     if not probe:
         return outcome
-    outcome.verdict = _probe(io, saved, environ)
+    try:
+        outcome.verdict = _probe(io, saved, environ)
+    except KeyboardInterrupt:  # Ctrl-C while the request is out: a cancel, in one line
+        io.say("cancelled while trying the key; it is saved, not tried")
+        outcome.cancelled = True
     return outcome
 
 

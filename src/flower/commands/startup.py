@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from flower.core.runtime import Runtime
 
-__all__ = ["session_elsewhere", "startup_problem"]
+__all__ = ["session_elsewhere", "startup_problem", "store_url_refusal", "unwritable_workspace"]
 
 
 def startup_problem(exc: BaseException, run_dir: Path) -> str:
@@ -33,6 +33,55 @@ def startup_problem(exc: BaseException, run_dir: Path) -> str:
             f" (sessions.db) and manifest.json: {why}; pass another -r/--run-dir"
         )
     return f"cannot create the session store at {where}: {why}; check FLOWER_STORE_URL"
+
+
+def store_url_refusal() -> str | None:
+    """One line when ``FLOWER_STORE_URL`` cannot be used, else ``None``; said before any
+    folder or file is made, because opening a store creates what the value names
+    (:func:`flower.stores.url.store_url_problem`).
+
+    A scheme flower does not know is refused here only when no installed plugin besides
+    flower's own implements ``flower_session_store``: another plugin may serve it, and
+    the store hook itself refuses it otherwise.
+    """
+    import os
+
+    from flower.stores.url import KNOWN_SCHEMES, URL_VARIABLE, scheme_of, store_url_problem
+
+    value = os.environ.get(URL_VARIABLE, "")
+    scheme = scheme_of(value.strip())
+    unknown = scheme is not None and scheme.split("+")[0] not in KNOWN_SCHEMES
+    return store_url_problem(value, plugin_schemes=unknown and _other_stores())
+
+
+#: Plugins shipped with flower that build session stores (they serve KNOWN_SCHEMES only).
+_OWN_STORES = ("flower_plugins.store", "flower_plugins.postgres")
+
+
+def _other_stores() -> bool:
+    """Whether a plugin that is not flower's own implements ``flower_session_store``."""
+    from flower.plugins import get_plugin_manager
+
+    impls = get_plugin_manager().hook.flower_session_store.get_hookimpls()
+    return any(getattr(impl.plugin, "__name__", "") not in _OWN_STORES for impl in impls)
+
+
+def unwritable_workspace(workspace: Path) -> str | None:
+    """One line when the main job cannot write in ``workspace`` (its workbench
+    ``.flower`` is there, and so is the work), else ``None``. Asked before the run
+    folder, the session store or ``run.lock`` are made, so a refused start leaves nothing
+    behind (it used to end in a traceback from deep inside the workflow, the lock and the
+    store already made in a writable ``-r``)."""
+    import os
+
+    for target in (workspace, workspace / ".flower"):
+        if target.is_dir() and not os.access(target, os.W_OK | os.X_OK):
+            return (
+                f"cannot write in {target}: the main job keeps its brief, goal and notes in"
+                f" {workspace / '.flower'} and works in the folder; make it writable, or"
+                " pass another -w/--workspace"
+            )
+    return None
 
 
 def session_elsewhere(rt: Runtime, session_id: str) -> str | None:

@@ -15,11 +15,11 @@ from typing import Any
 
 import click
 
-from flower.commands.options import Globals, with_globals
+from flower.commands.options import Globals, reading_globals
 
 
 @click.command(name="status")
-@with_globals
+@reading_globals  # read-only: a -w typo is an error, not a new folder
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of lines.")
 @click.option(
     "--all",

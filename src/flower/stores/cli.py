@@ -32,9 +32,9 @@ def upgrade_command(target: str | None) -> None:
     ./runs/sessions.db.
     """
     from flower.stores import migrate
-    from flower.stores.url import default_target, display
+    from flower.stores.url import display
 
-    target = target or default_target()
+    target = target or _default_target()
     before, after = _run(lambda: migrate.upgrade(target))
     if before == after:
         click.echo(f"{display(target)}: already at {after} (head)")
@@ -51,9 +51,9 @@ def current_command(target: str | None) -> None:
     ./runs/sessions.db.
     """
     from flower.stores import migrate
-    from flower.stores.url import default_target, display
+    from flower.stores.url import display
 
-    target = target or default_target()
+    target = target or _default_target()
     revision = _run(lambda: migrate.current(target))
     head = migrate.head()
     if revision is None:
@@ -65,6 +65,19 @@ def current_command(target: str | None) -> None:
     else:
         state = f"{revision} (unknown to this flower: written by a newer one)"
     click.echo(f"{display(target)}: {state}")
+
+
+def _default_target() -> str:
+    """``FLOWER_STORE_URL``, checked before anything is made (a bare word would become a
+    SQLite file of that name here), else ``./runs/sessions.db``."""
+    from flower.commands.startup import store_url_refusal
+    from flower.stores.url import default_target
+
+    refusal = store_url_refusal()
+    if refusal is not None:
+        click.echo(f"flower: {refusal}", err=True)
+        sys.exit(EXIT_USAGE)
+    return default_target()
 
 
 def _run(work):  # type: ignore[no-untyped-def]

@@ -87,6 +87,60 @@ def configured_url(url: str | None) -> str | None:
     return url or os.environ.get(URL_VARIABLE) or None
 
 
+#: What a message offers as a value that works (an absolute SQLite file).
+EXAMPLE = "sqlite:////srv/flower/sessions.db"
+#: The schemes flower itself serves (``+driver`` suffixes aside).
+KNOWN_SCHEMES = ("sqlite", "postgres", "postgresql")
+
+
+def store_url_problem(value: str, *, plugin_schemes: bool = False) -> str | None:
+    """Why ``FLOWER_STORE_URL=value`` cannot be used, in one line naming the variable
+    and a value that works; ``None`` when it can (or may: see ``plugin_schemes``).
+
+    Checked before anything is created, because opening a store creates it: a bare word
+    (``garbage``) became a SQLite file of that name in whatever folder flower was started
+    from, and a path under a missing folder created the folder (``/nonexistent/dir``).
+    So a value without a scheme must look like a path (``./sessions.db``, ``/srv/x.db``,
+    ``~/x.db``), and a SQLite file's folder must already exist. ``plugin_schemes``: an
+    installed plugin may serve schemes flower does not know, so they are left to it.
+    """
+    value = value.strip()
+    if not value:
+        return None
+    scheme = scheme_of(value)
+    shown = display(value)
+    if scheme is None and not _looks_like_path(value):
+        return (
+            f"{URL_VARIABLE}={shown!r} is neither a database URL nor a path to a file:"
+            f" use e.g. {URL_VARIABLE}={EXAMPLE} (or ./{value} for a file here)"
+        )
+    if scheme is not None and scheme.split("+")[0] not in KNOWN_SCHEMES:
+        return None if plugin_schemes else str(unknown_scheme(value))
+    if not is_sqlite(value):
+        return None
+    path = sqlite_path(to_url(value))
+    if path is None:  # in memory
+        return None
+    folder = path.parent
+    if path.is_dir():
+        return (
+            f"{URL_VARIABLE}={shown!r} names the folder {path}, not a database file:"
+            f" use e.g. {URL_VARIABLE}=sqlite:///{path / 'sessions.db'}"
+        )
+    if not folder.is_dir():
+        missing = "is not a folder" if folder.exists() else "does not exist"
+        return (
+            f"{URL_VARIABLE}={shown!r}: {folder} {missing} (flower creates no folder for it):"
+            f" create it, or use e.g. {URL_VARIABLE}={EXAMPLE}"
+        )
+    return None
+
+
+def _looks_like_path(value: str) -> bool:
+    """``./x.db``, ``/srv/x.db``, ``~/x.db``, ``runs/x.db``: not a bare word."""
+    return value.startswith("~") or "/" in value or os.sep in value
+
+
 def unknown_scheme(target: str) -> StoreError:
     return StoreError(
         f"unknown session store URL {display(target)!r} (scheme {scheme_of(target)!r}): "

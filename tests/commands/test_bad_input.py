@@ -1,0 +1,252 @@
+"""Bad input is one line, the right exit code, and nothing made or left behind (issue 22).
+
+Each case lists (hashes) the folders involved before and after: a refusal creates no
+workspace, no run folder, no ``run.lock``, no stray SQLite file and no folder a store URL
+names. Refusals that happen while parsing or before a Runtime opens run in-process
+(click's runner); the read-only workspace needs a real process (its permissions), so it
+is marked e2e.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from flower.cli import main
+from flower.testing import ScriptedModel
+
+from .terminal import FLOWER
+
+
+def snapshot(*roots: Path) -> dict[str, str]:
+    """Every file and folder under ``roots``: path -> content hash (``"dir"`` for folders)."""
+    seen: dict[str, str] = {}
+    for root in roots:
+        if not root.exists():
+            seen[str(root)] = "absent"
+            continue
+        for path in sorted([root, *root.rglob("*")]):
+            if path.is_dir():
+                seen[str(path)] = "dir"
+            else:
+                seen[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return seen
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(main, list(args), env=env, input="")
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
+    return result.exit_code, result.output.splitlines()
+
+
+# --- usage errors: one line naming the option and what it accepts --------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--timeout", "-5", "x"], "flower: --timeout: -5: give a number of seconds, 0 or more"),
+        (["x", "--timeout", "-0.5"], "flower: --timeout: -0.5: give a number of seconds"),
+        (["--timeout", "abc", "x"], "flower: --timeout: 'abc' is not a valid float"),
+        (["--rounds", "0", "x"], "flower: --rounds: 0: the total number of work rounds is 1"),
+        (["--rouns", "2", "x"], "flower: no such option '--rouns'. (Did you mean one of: '--roun"),
+        (["go", "--rouns", "2"], "flower go: no such option '--rouns'"),
+        (["once", "-p", "x", "hi"], "flower once: -p/--permission-mode: 'x' is not one of 'def"),
+        (["run"], "flower run: missing argument 'TARGET'."),
+        (["status", "--jsn"], "flower status: no such option '--jsn'. Did you mean '--json'?"),
+        (["x", "--asks"], "flower: option '--asks' requires an argument."),
+    ],
+)  # fmt: skip
+def test_a_usage_error_is_one_line_naming_the_option(
+    args: list[str], line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    before = snapshot(tmp_path)
+    code, lines = invoke(*args)
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(line), lines[0]
+    assert snapshot(tmp_path) == before
+
+
+def test_the_typo_guard_keeps_its_did_you_mean_in_two_lines_at_most(tmp_path: Path) -> None:
+    code, lines = invoke("onec", "hi")
+    assert code == 2 and lines == [
+        "flower: 'onec' looks like a misspelt command: did you mean `flower once`?",
+        "  To send it as a request, write `flower go onec hi`",
+    ]
+
+
+def test_help_is_unchanged() -> None:
+    code, lines = invoke("--help")
+    assert code == 0 and lines[0].startswith("Usage: ") and "Commands:" in lines
+    code, lines = invoke("go", "--help")
+    assert code == 0 and lines[0].startswith("Usage: ") and "Options:" in lines
+    code, lines = invoke("db")  # a group without its subcommand still shows its help
+    assert lines[0].startswith("Usage: ") and "Commands:" in lines
+
+
+def test_a_workspace_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    code, lines = invoke("-w", str(blocker), "x")
+    assert code == 2 and lines == [f"flower: -w/--workspace: Directory '{blocker}' is a file."]
+
+
+# --- FLOWER_STORE_URL: checked before anything is created ----------------------------------
+
+
+def _bad_urls(tmp: Path) -> list[tuple[str, str]]:
+    afile = tmp / "afile"
+    afile.write_text("")
+    return [
+        ("garbage", "is neither a database URL nor a path to a file"),
+        ("sessions.db", "or ./sessions.db for a file here"),
+        (f"sqlite:///{tmp}/missing/dir/x.db", f"{tmp}/missing/dir does not exist"),
+        (f"{tmp}/missing/x.db", f"{tmp}/missing does not exist"),
+        (f"{afile}/x.db", f"{afile} is not a folder"),
+        (str(tmp), f"names the folder {tmp}, not a database file"),
+        ("redis://cache:6379/0", "unknown session store URL 'redis://cache:6379/0'"),
+    ]
+
+
+COMMANDS = [
+    ["-w", "{ws}", "--timeout", "0", "make x"],
+    ["-w", "{ws}", "continue"],
+    ["status", "-w", "{ws}"],
+    ["status", "--all"],
+    ["once", "-w", "{ws}", "hi"],
+    ["db", "current"],
+    ["db", "upgrade"],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c).replace("{ws}", "WS"))
+def test_a_bad_store_url_is_one_line_and_creates_nothing(
+    command: list[str],
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    args = [a.replace("{ws}", str(tmp_path / "ws")) for a in command]
+    (tmp_path / "t").mkdir()
+    for value, said in _bad_urls(tmp_path / "t"):
+        before = snapshot(tmp_path)
+        code, lines = invoke(*args, env={"FLOWER_STORE_URL": value})
+        assert code == 2 and len(lines) == 1, (value, lines)
+        assert "FLOWER_STORE_URL" in lines[0] and said in lines[0], (value, lines[0])
+        assert snapshot(tmp_path) == before, value  # not even the workspace
+    assert scripted_model.requests == []
+
+
+def test_the_literal_nonexistent_folder_is_not_created(tmp_path: Path) -> None:
+    root = Path("/nonexistent")
+    if root.exists():
+        pytest.skip("/nonexistent exists on this machine")
+    code, lines = invoke(
+        "status", "-w", str(tmp_path), env={"FLOWER_STORE_URL": "sqlite:////nonexistent/dir/x.db"}
+    )
+    assert code == 2 and lines == [
+        "flower status: FLOWER_STORE_URL='sqlite:////nonexistent/dir/x.db': /nonexistent/dir"
+        " does not exist (flower creates no folder for it): create it, or use e.g."
+        " FLOWER_STORE_URL=sqlite:////srv/flower/sessions.db"
+    ]
+    assert not root.exists()
+
+
+def test_good_store_urls_still_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for value in (f"sqlite:///{tmp_path}/a.db", "./b.db", f"{tmp_path}/c.db", "sqlite://"):
+        code, lines = invoke("status", "--all", env={"FLOWER_STORE_URL": value})
+        assert (code, lines) == (0, ["no runs in the session store yet"]), value
+
+
+def test_a_store_url_from_a_workspace_env_file_is_refused_by_the_store_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command line checks the environment; a value read later (from the workspace's
+    ``.env``, or a Runtime made from Python) is refused by the store plugin, before the
+    engine creates the file."""
+    from flower.core.runtime import Runtime
+    from flower.stores.errors import StoreError
+
+    monkeypatch.setenv("FLOWER_STORE_URL", "")  # a gap the workspace's .env fills
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".env").write_text("FLOWER_STORE_URL=garbage\n")
+    monkeypatch.chdir(ws)
+    with pytest.raises(StoreError, match="FLOWER_STORE_URL='garbage' is neither"):
+        Runtime(workspace=ws, run_dir=tmp_path / "runs")
+    assert sorted(p.name for p in ws.iterdir()) == [".env"]
+
+
+# --- status never creates the folder it is asked about -------------------------------------
+
+
+def test_status_of_a_missing_folder_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
+    before = snapshot(tmp_path)
+    typo = tmp_path / "porj"
+    for args in (["status", "-w", str(typo)], ["-w", str(typo), "status", "--json"]):
+        code, lines = invoke(*args)
+        assert code == 2 and lines == [
+            f"flower status: -w/--workspace: no folder {typo}: check the path"
+        ]
+    assert snapshot(tmp_path) == before
+
+
+# --- a workspace flower cannot write: refused before the run folder is touched -------------
+
+
+def _without_write_permission() -> list[str]:
+    """A command prefix under which this user cannot write a 0555 folder: nothing for a
+    plain user; for root, ``setpriv`` dropping the capability that overrides permissions."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: a read-only folder cannot be made")
+    return [setpriv, "--bounding-set", "-dac_override,-dac_read_search", "--"]
+
+
+@pytest.mark.e2e  # a real flower process (permissions are the process's)
+def test_a_read_only_workspace_is_one_line_and_leaves_no_lock_or_store(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    prefix = _without_write_permission()
+    ro, rw = tmp_path / "ro", tmp_path / "rw"
+    ro.mkdir()
+    rw.mkdir()
+    (ro / "app.py").write_text("print('hi')\n")
+    ro.chmod(0o555)
+    before = snapshot(ro, rw)
+    try:
+        done = subprocess.run(
+            [*prefix, FLOWER, "-w", str(ro), "-r", str(rw), "--timeout", "0", "make x"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+    finally:
+        ro.chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"flower: cannot write in {ro}: the main job keeps its brief, goal and notes in"
+        f" {ro / '.flower'} and works in the folder; make it writable, or pass another"
+        " -w/--workspace"
+    ]
+    assert snapshot(ro, rw) == before  # no run.lock, no sessions.db in the writable -r
+    assert scripted_model.requests == []
