@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from flower import __version__
+from flower.commands.demo import demo
 from flower.commands.go import go
 from flower.commands.once import once
 from flower.commands.options import global_options
@@ -152,6 +153,7 @@ def main(
                                            independent judge agrees; run it again
                                            here to continue the same conversation
       flower status                        where the run in this folder stands
+      flower demo                          a whole run, offline and free
       flower once "fix the failing test"   one agent, one step
       flower run flows.py:main             your own workflow
       flower setup                         credentials for the Claude API
@@ -172,7 +174,7 @@ def main(
     }
 
 
-for _command in (go, once, run, status, plugins):
+for _command in (go, once, run, status, plugins, demo):
     main.add_command(_command)
 
 try:  # `flower setup` (its module arrives with the credentials work)

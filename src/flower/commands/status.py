@@ -50,7 +50,9 @@ def status(
 
 
 def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
-    """Everything status shows, as plain data."""
+    """Everything status shows, as plain data (``simulated``: a ``flower demo`` folder,
+    whose costs the scripted model played and nobody paid)."""
+    from flower.commands.demo import played_by_demo
     from flower.core.goal import Verdict
     from flower.core.manifest import Manifest
     from flower.core.outcome import read_outcome
@@ -97,6 +99,7 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
         "sessions": state["steps"],
         "steps": steps,
         "cost_usd": round(sum(float(row.get("cost_usd") or 0.0) for row in rows), 6),
+        "simulated": played_by_demo(run_dir),
         "verdict": verdict,
         "pending": read_pending(run_dir).get("asks", []),
         "unanswered": [a for a in stale_asks(run_dir) if a.get("answer") is None],
@@ -159,35 +162,41 @@ def budget_state(found: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def describe_budget(budget: dict[str, Any]) -> str:
-    """The budget in one line: spent of the cap, what is left, or how to go on."""
+def describe_budget(budget: dict[str, Any], *, simulated: bool = False) -> str:
+    """The budget in one line: spent of the cap, what is left, or how to go on;
+    ``simulated`` labels the spend so."""
     from flower.core.budget import money, raised
 
     if "error" in budget:
         return f"budget: unavailable ({budget['error']})"
     spent, cap = float(budget["spent"]), budget.get("cap")
+    paid = money(spent) + (" simulated" if simulated else "")
     if cap is None:
-        return f"spent {money(spent)}, no budget (flower --budget USD sets one)"
+        return f"spent {paid}, no budget (flower --budget USD sets one)"
     if budget.get("reached"):
         return (
-            f"budget: {money(spent)} of {money(cap)} spent, reached: the run stopped;"
+            f"budget: {paid} of {money(cap)} spent, reached: the run stopped;"
             f" flower --budget {raised(cap, spent):g} goes on"
         )
     share = f"{spent / cap:.0%}" if cap else "?"
-    return f"budget: {money(spent)} of {money(cap)} spent ({share}), {money(budget['left'])} left"
+    return f"budget: {paid} of {money(cap)} spent ({share}), {money(budget['left'])} left"
 
 
 def _from_store(run_dir: Path, read: Any) -> Any:
     """``read(database)`` on the session store's database (``FLOWER_STORE_URL``, else
-    ``run_dir/sessions.db``); ``[]`` when there is no store yet. Raises ``StoreError``.
+    ``run_dir/sessions.db``; always the latter for a ``flower demo`` folder, whose run
+    never used a shared store); ``[]`` when there is no store yet. Raises ``StoreError``.
 
     Through :class:`StoreDatabase`, not the session store: status reads run tables
     only and need not import the SDK (about a second of CPU) to do it."""
     import os
 
+    from flower.commands.demo import played_by_demo
     from flower.stores.database import StoreDatabase
 
     target = os.environ.get("FLOWER_STORE_URL") or str(run_dir / "sessions.db")
+    if played_by_demo(run_dir):  # a demo never uses the shared store: its own is here
+        target = str(run_dir / "sessions.db")
     if "://" not in target and not Path(target).is_file():
         return []
     database = StoreDatabase(target)
@@ -243,9 +252,9 @@ def describe_runs(listed: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def describe_judge(judge: dict[str, Any]) -> str:
+def describe_judge(judge: dict[str, Any], *, simulated: bool = False) -> str:
     """The judge ledger in one line: rounds, verdicts, overrides, agreement, and the
-    calls the walls refused (by tool)."""
+    calls the walls refused (by tool); ``simulated`` labels its cost so."""
     if "error" in judge:
         return f"judge ledger: unavailable ({judge['error']})"
     words = {"achieved": "achieved", "not_yet": "not yet", "unreachable": "unreachable"}
@@ -253,6 +262,7 @@ def describe_judge(judge: dict[str, Any]) -> str:
         f"{n} {words.get(state, state)}" for state, n in sorted(judge["verdicts"].items())
     )
     line = f"judge: {judge['rounds']} round(s) ({states}), ${judge['cost_usd']:.4f}"
+    line += " simulated" if simulated else ""
     refused = judge.get("refused") or {}
     walls = ""
     if refused:
@@ -280,11 +290,20 @@ def describe(report: dict[str, Any]) -> list[str]:
     started = report["steps"] or report["waking"] or report.get("sessions")
     if not started and not report.get("unanswered"):
         return [f'nothing has run in {report["workspace"]} yet (flower "make X" starts)']
+    simulated = " simulated" if report.get("simulated") else ""
+
+    def usd(amount: Any) -> str:
+        return f"${float(amount or 0):.4f}{simulated}"
+
     lines = [
-        f"{report['workspace']}: woken {report['woke']} time(s), ${report['cost_usd']:.4f} so far"
+        f"{report['workspace']}: woken {report['woke']} time(s), {usd(report['cost_usd'])} so far"
     ]
+    if simulated:
+        lines.append(
+            "costs simulated: flower demo's scripted model played every role; nothing was paid"
+        )
     if report.get("budget"):
-        lines.append(describe_budget(report["budget"]))
+        lines.append(describe_budget(report["budget"], simulated=bool(simulated)))
     if report.get("active"):
         who = report["active"]
         lines.append(f"running now: pid {who.get('pid', '?')} on {who.get('host', '?')}")
@@ -298,7 +317,7 @@ def describe(report: dict[str, Any]) -> list[str]:
         if step.get("refused"):  # the session was fine; its check refused the answer
             mark, error = "x  ", f" · refused: {step['refused']}"
         lines.append(
-            f"  {mark}{step_label(step['step'])} · ${float(step['cost_usd'] or 0):.4f}"
+            f"  {mark}{step_label(step['step'])} · {usd(step['cost_usd'])}"
             f" · context {int(step['context'] or 0):,}{extra}{error}"
         )
     if report.get("outcome") and describe_outcome(report["outcome"]):
@@ -307,7 +326,7 @@ def describe(report: dict[str, Any]) -> list[str]:
         v = report["verdict"]
         lines.append(f"last verdict ({step_label(v['step'])}): {v['state']} {v['reason']}".rstrip())
     if report.get("judge"):
-        lines.append(describe_judge(report["judge"]))
+        lines.append(describe_judge(report["judge"], simulated=bool(simulated)))
     for ask in report["pending"]:
         options = f" [{' / '.join(ask['options'])}]" if ask.get("options") else ""
         lines.append(f"waiting for an answer ({ask['id']}): {ask['question']}{options}")

@@ -21,6 +21,7 @@ every event.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import threading
 import time
@@ -45,6 +46,9 @@ __all__ = ["Renderer", "View", "plural", "renderer_for"]
 DISPATCH_TOOLS = frozenset({"Task", "Agent"})
 #: Cells of a step header's rule.
 RULE = 60
+#: Set to 1 by a driver whose model is scripted (``flower demo``): every cost the view
+#: shows is what the CLI computed from scripted usage, not money anyone paid, and says so.
+SIMULATED_ENV = "FLOWER_SIMULATED_COSTS"
 
 
 class View(Protocol):
@@ -106,6 +110,8 @@ class Renderer:
         self.answerable = terminal.is_tty and _stdin_is_tty()
         self.context = 0
         self.cost = 0.0
+        #: Costs are simulated (``SIMULATED_ENV``): each is labelled so beside its figure.
+        self.simulated = os.environ.get(SIMULATED_ENV, "") == "1"
         self.started = time.monotonic()
         self._shown: set[str] = set()  # questions on screen, not yet settled
         self._offline_streak = False
@@ -200,7 +206,7 @@ class Renderer:
         """The closing line: how it ended, total cost, wall time, the manifest's path."""
         with self._lock:
             self._countdown.stop()
-            facts = f"total ${cost:.4f} - {duration(time.monotonic() - self.started)}"
+            facts = f"total {self._usd(cost)} - {duration(time.monotonic() - self.started)}"
             where = f"manifest: {tilde(manifest)}"
             if ok and not failed_at and not aborted:
                 self._say(f"* done - {facts} - {where}", "bold green")
@@ -208,6 +214,10 @@ class Renderer:
             head = f"x stopped at {step_label(failed_at)}" if failed_at else "x stopped"
             self._say(f"{head}: {aborted}" if aborted else head, "bold red")
             self._say(f"{facts} - {where}", "red", indent=2)
+
+    def _usd(self, amount: float) -> str:
+        """A cost as the view shows it: ``$0.0123``, or ``$0.0123 simulated``."""
+        return f"${amount:.4f}" + (" simulated" if self.simulated else "")
 
     # --- the workflow's events ------------------------------------------------------------
 
@@ -453,7 +463,7 @@ class Renderer:
         self.cost += float(p.get("cost_usd") or 0)
         facts = [
             plural(int(p.get("num_turns") or 0), "turn"),
-            f"${float(p.get('cost_usd') or 0):.4f}",
+            self._usd(float(p.get("cost_usd") or 0)),
         ]
         if p.get("context"):
             facts.append(f"context {kilo(p['context'])}")
@@ -480,6 +490,7 @@ class Renderer:
 
         phase, cap = p.get("phase"), p.get("cap")
         spent = f"{money(p.get('spent'))} of {money(cap)} spent"
+        spent += " (simulated)" if self.simulated else ""
         if phase == "near":
             share = f" ({float(p['spent']) / float(cap):.0%})" if cap else ""
             left = money(p.get("left"))
