@@ -76,11 +76,15 @@ def test_a_first_run_asks_what_to_do_takes_a_digit_and_ends_with_the_cost(
 ) -> None:
     # The whole flow after the question (a goal, two rounds, the cost) is the README demo's,
     # driven the same way by tests/commands/test_demo.py; here the clarifier is enough.
-    scripted_model.play(S.two_rounds())
+    scripted_model.play(
+        [conversation("oracle", text("ORACLE-SAYS 在等你回答"), system=ORACLE), *S.two_rounds()]
+    )
     run = Flower("-w", str(workspace), "--clarify-only", cwd=tmp_path)
     run.expect("What should it do")
     run.type(ASK)
     run.expect("answer 1-2")
+    run.type("?现在在等什么")  # a side question, even while a question waits: not its answer
+    run.expect("ORACLE-SAYS")
     status = subprocess.run(
         [FLOWER, "status", "--json", "-w", str(workspace)], capture_output=True, text=True
     )

@@ -177,11 +177,12 @@ class Session:
                 self.terminal.line("(the turn had just ended; sending it as a note)", "dim")
                 self._send(said)
             return
+        if said.startswith(SIDE_MARKS):  # always a side question, a question waiting or not
+            self._aside(said[1:].strip())
+            return
         pending = self.channel.pending() if self.channel is not None else []
         if pending:
             self._answer(pending[0], said)
-        elif said.startswith(SIDE_MARKS):
-            self._aside(said[1:].strip())
         elif said:
             self._send(said)
 
