@@ -48,6 +48,8 @@ class FlowerGroup(click.Group):
             return super().parse_args(ctx, args)
         if at == len(args) and any(a in _META for a in args):
             return super().parse_args(ctx, args)
+        if args and args[-1] in _VALUED:  # `flower -w`: Click says the value is missing
+            return super().parse_args(ctx, args)
         routed = route(args[:at], args[at:])  # `flower help`, `flower continue`: words.py
         if routed is not None:
             return super().parse_args(ctx, routed)

@@ -63,6 +63,7 @@ def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, list[str
         (["run"], "flower run: missing argument 'TARGET'."),
         (["status", "--jsn"], "flower status: no such option '--jsn'. Did you mean '--json'?"),
         (["x", "--asks"], "flower: option '--asks' requires an argument."),
+        (["-w"], "flower: option '-w' requires an argument."),
     ],
 )  # fmt: skip
 def test_a_usage_error_is_one_line_naming_the_option(
