@@ -35,7 +35,12 @@ class Traced:
     reader: Any
 
     def finished(self) -> list[Any]:
+        """Every span, the run ended (what is still open is ended as at exit)."""
         self.tracer.close()
+        return self.flushed()
+
+    def flushed(self) -> list[Any]:
+        """The spans ended so far, the run still going."""
         from flower_plugin_otel.plugin import STATE
 
         STATE.pipeline.tracer_provider.force_flush()
