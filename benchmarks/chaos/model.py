@@ -1,0 +1,84 @@
+"""The one scripted model every job's CLI talks to: each job's script, routed by a header.
+
+The harness needs more than a stock :class:`~flower.testing.ScriptedModel`: twenty jobs
+share it (each request carries its job in ``x-chaos-job``, set by ``flow.main``), it
+can answer 529 to everything for a while (the ``overloaded`` fault), and for each
+request it notes the reply's message id and when the reply was finished (what the store
+check and the overlap check need).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from . import flow
+
+_here = threading.local()
+
+
+def chaos_model(scripts: dict[str, Any]) -> Any:
+    """A ScriptedModel that plays each job's script (by the request's job header), can
+    answer 529 to everything for a while, and notes per request its reply's id and when
+    the answer was written (what the store and overlap checks need)."""
+    from flower.testing import ScriptedModel, load_script
+    from flower.testing import server as srv
+
+    class Handler(srv._Handler):
+        def do_POST(self) -> None:
+            _here.rec = None
+            try:
+                super().do_POST()
+            finally:
+                rec = _here.rec
+                if rec is not None:
+                    rec.ended = time.time()
+
+        def _reply(self, message: dict[str, Any], stream: bool) -> None:
+            rec = _here.rec
+            if rec is not None:
+                rec.reply_id = message.get("id")
+            super()._reply(message, stream)
+            if rec is not None:
+                rec.delivered = True
+
+    class ChaosModel(ScriptedModel):
+        def __init__(self) -> None:
+            self.scripts = {job: load_script(s) for job, s in scripts.items()}
+            self.storm_until = 0.0
+            super().__init__(quiet=True)
+
+        @property
+        def _script(self) -> Any:
+            return self.scripts.get(getattr(_here, "job", ""), load_script([]))
+
+        @_script.setter
+        def _script(self, value: Any) -> None:
+            pass
+
+        def start(self) -> str:
+            if self._httpd is not None:
+                return self.base_url
+            handler = type("_ChaosBound", (Handler,), {"model": self})
+            httpd = srv._Server((self._host, self._port), handler)
+            httpd.model = self
+            self._port = httpd.server_address[1]
+            self._httpd = httpd
+            self._thread = threading.Thread(
+                target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            )
+            self._thread.start()
+            return self.base_url
+
+        def _decide(self, rec: Any) -> Any:
+            _here.rec = rec
+            rec.ended, rec.reply_id, rec.delivered = None, None, False
+            _here.job = rec.headers.get(flow.JOB_HEADER, "")
+            conv, turn, fault = super()._decide(rec)
+            if turn is not None and fault is None and time.time() < self.storm_until:
+                fault = 529
+                rec.outcome = "529"
+            return conv, turn, fault
+
+    return ChaosModel()
