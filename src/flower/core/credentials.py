@@ -2,7 +2,9 @@
 
 Without this check a missing key surfaces minutes later, as a "Not logged in" from
 deep inside the CLI, after a workflow has already asked the human its questions. The
-Runtime calls :func:`check_credentials` last in its constructor.
+Runtime calls :func:`check_credentials` first in its constructor, right after reading
+the ``.env`` files and before anything is written to disk (no run folder, store or
+workbench is created for a run that cannot start).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Where flower's credentials and endpoint come from, and how to show them safely.
 
-The Runtime runs the bundled CLI with ``setting_sources=[]`` (portable: no user settings
-change an agent's behaviour), so the CLI never sees the ``env`` block of the user's
-Claude Code settings, and an installed flower has no repository folder to keep a
+The Runtime runs the bundled CLI with ``setting_sources=["project"]`` (portable: the
+user's and the machine's local settings do not change an agent's behaviour; only the
+project's own shared settings load), so the CLI never sees the ``env`` block of the
+user's Claude Code settings, and an installed flower has no repository folder to keep a
 ``.env`` in. flower therefore gathers the few variables it needs itself, key by key,
 the first source that has a non-empty value winning:
 

@@ -303,17 +303,22 @@ def _failed(text: str) -> list[str]:
 
 
 @dataclass
-class Verdict:
+class Verdict(Frozen):
     """One judgement. ``state`` is ``achieved``, ``not_yet``, ``unreachable`` or ``""``.
 
     An empty state means the answer could not be read: callers must treat it as not
     achieved. "Could not tell" and "done" are different things, and confusing them lets a
     vague sentence close the work.
+
+    The same shape as the other documents (``parse``, ``missing``/``complete``,
+    ``to_markdown``, ``prompt_block``, ``write``/``load``), so a verdict can be kept on disk,
+    read back, checked and quoted into another session's prompt like a brief or a goal.
     """
 
     state: str = ""
     reason: str = ""
     failed: list[str] = field(default_factory=list)
+    path: Path | None = field(default=None, compare=False)
 
     @classmethod
     def parse(cls, text: str) -> Verdict:
@@ -353,6 +358,36 @@ class Verdict:
     def ok(self) -> bool:
         """Whether a clear state was read; a verdict that is not ``ok`` is not a pass."""
         return self.state in _SAY
+
+    def missing(self) -> list[str]:
+        """Headings of what is missing, in document order (in the language in effect).
+
+        The conclusion must be a clear state; a ``not_yet`` or ``unreachable`` must also say
+        why (a reason or the failed checks), because the worker, or the human, is sent back
+        with exactly that. A bare achieved (the seed's ``1``/``true``) needs nothing more.
+        """
+        heading = pick(VERDICT_SECTIONS, VERDICT_SECTIONS_EN)
+        gaps = [] if self.ok else [heading["state"]]
+        if self.state in (NOT_YET, UNREACHABLE) and not (self.reason.strip() or self.failed):
+            gaps.append(heading["reason"])
+        return gaps
+
+    def complete(self) -> bool:
+        return not self.missing()
+
+    def prompt_block(self) -> str:
+        """The non-empty parts under their headings, to quote the ruling to another session
+        (a vague conclusion is left out rather than quoted as a state)."""
+        heading = pick(VERDICT_SECTIONS, VERDICT_SECTIONS_EN)
+        parts = []
+        if self.ok:
+            parts.append(f"## {heading['state']}\n{pick(_SAY, _SAY_EN)[self.state]}")
+        if self.reason.strip():
+            parts.append(f"## {heading['reason']}\n{self.reason.strip()}")
+        failed = [item.strip() for item in self.failed if item.strip()]
+        if failed:
+            parts.append(f"## {heading['failed']}\n" + "\n".join(f"- {item}" for item in failed))
+        return "\n\n".join(parts)
 
     def feedback(self) -> str:
         """What the worker is told at the start of its next round: where it falls short,
