@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
+import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -73,3 +78,96 @@ def test_a_copy_on_the_same_machine_forks_and_is_not_locked_out(
     with run_lock(one_runs, store_url=pg_url, workspace=one_ws):
         with run_lock(copy_runs, store_url=pg_url, workspace=copy_ws):
             pass
+
+
+def _lock_holders(url: str, run: str) -> list[str]:
+    """The ``application_name`` of every connection holding ``run``'s advisory lock."""
+    import psycopg
+
+    from flower.stores.runlock_pg import lock_key
+    from flower.stores.url import to_url
+
+    key = lock_key(run) & 0xFFFFFFFFFFFFFFFF
+    libpq = to_url(url).replace("postgresql+psycopg://", "postgresql://").split("?")[0]
+    with psycopg.connect(libpq, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+            " WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = %s"
+            " AND l.objsubid = 1",
+            (key >> 32, key & 0xFFFFFFFF),
+        ).fetchall()
+    return [str(name) for (name,) in rows]
+
+
+def _terminate(url: str, app_name_prefix: str) -> int:
+    import psycopg
+
+    from flower.stores.url import to_url
+
+    libpq = to_url(url).replace("postgresql+psycopg://", "postgresql://").split("?")[0]
+    with psycopg.connect(libpq, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE application_name LIKE %s AND pid <> pg_backend_pid()",
+            (app_name_prefix + "%",),
+        ).fetchall()
+    return len(rows)
+
+
+def _wait_for(predicate: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def test_a_lock_whose_connection_is_killed_is_taken_back(tmp_path: Path, pg_url: str) -> None:
+    """pg_terminate_backend on the lock's connection drops the lock on the server; the
+    flower still running takes it back (found by benchmarks/chaos: a run driven with no
+    lock, so a second machine could have woken it)."""
+    run = f"run-{uuid.uuid4().hex[:12]}"
+    ws, runs = machine(tmp_path / "one", run)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(runs), pg_url, str(ws)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        mine = f"flower pid={proc.pid} "
+        assert [n for n in _lock_holders(pg_url, run) if n.startswith(mine)]
+        assert _terminate(pg_url, mine) == 1
+        assert _wait_for(lambda: not _lock_holders(pg_url, run), 2.0)  # gone with it
+        assert _wait_for(lambda: any(n.startswith(mine) for n in _lock_holders(pg_url, run)), 8)
+        assert proc.poll() is None  # and the run goes on
+        with pytest.raises(RunActive):  # a second machine is refused again
+            two_ws, two_runs = machine(tmp_path / "two", run, names=tmp_path / "gone")
+            with run_lock(two_runs, store_url=pg_url, workspace=two_ws):
+                pass
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_run_whose_lock_another_flower_took_meanwhile_stops(tmp_path: Path, pg_url: str) -> None:
+    """If another flower takes the lock between the connection's end and the take-back,
+    the first one stops as SIGTERM stops a run (exit 143 in flower run), with one line."""
+    run = f"run-{uuid.uuid4().hex[:12]}"
+    ws, runs = machine(tmp_path / "one", run)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(runs), pg_url, str(ws)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        assert _terminate(pg_url, f"flower pid={proc.pid} ") == 1
+        two_ws, two_runs = machine(tmp_path / "two", run, names=tmp_path / "gone")
+        with run_lock(two_runs, store_url=pg_url, workspace=two_ws):
+            assert proc.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    assert f"taken over by another flower (pid {os.getpid()} on " in err
+    assert "Traceback" not in err

@@ -121,11 +121,23 @@ def _lock_in_database(stack: ExitStack, run_dir: Path, workspace: Path, url: str
     from flower.stores.runlock_pg import held_in_postgres
 
     try:
-        holder = stack.enter_context(held_in_postgres(to_url(url), run))
+        holder = stack.enter_context(held_in_postgres(to_url(url), run, on_lost=_stop_lost))
     except sa.exc.SQLAlchemyError:
         return
     if holder is not None:
         raise RunActive(run_dir, holder)
+
+
+def _stop_lost(holder: dict[str, Any]) -> None:
+    """The lock's connection ended and another flower took the run before this one could
+    take it back: stop as SIGTERM stops a run (the step in flight saved, exit 143), so
+    two flowers never go on driving one run."""
+    import signal
+    import sys
+
+    who = f"pid {holder.get('pid', '?')} on {holder.get('host', 'an unknown host')}"
+    print(f"flower: this run was taken over by another flower ({who}): stopping", file=sys.stderr)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _holder(fd: int) -> dict[str, Any]:

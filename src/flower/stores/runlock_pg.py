@@ -9,6 +9,14 @@ dropped by the server when that connection ends (a killed flower leaves nothing 
 
 The holder names itself in its connection's ``application_name``
 (``flower pid=<pid> host=<host> since=<epoch>``), so the refusal can say who has it.
+
+The lock is only as alive as its connection, and a connection can end under a running
+flower (``pg_terminate_backend``, a restarted pooler, a server failover, a network cut):
+the server then drops the lock at once and a second flower could take the run while the
+first goes on. So while the block runs, a watchdog thread looks at the connection every
+few seconds; when it has gone, it connects again and takes the lock back. If another
+process has taken it meanwhile, ``on_lost`` is called with the holder: the run must
+stop (the chaos harness, benchmarks/chaos, found this: a run driven without its lock).
 """
 
 from __future__ import annotations
@@ -16,14 +24,15 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["held_in_postgres", "lock_key"]
+__all__ = ["CHECK_EVERY", "held_in_postgres", "lock_key"]
 
 _PREFIX = "flower pid="
 
@@ -34,30 +43,111 @@ def lock_key(run_id: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+#: Seconds between two looks at the lock's connection.
+CHECK_EVERY = 2.0
+
+
 @contextmanager
-def held_in_postgres(url: str, run_id: str) -> Iterator[dict[str, Any] | None]:
+def held_in_postgres(
+    url: str,
+    run_id: str,
+    *,
+    on_lost: Callable[[dict[str, Any]], None] | None = None,
+    check_every: float = CHECK_EVERY,
+) -> Iterator[dict[str, Any] | None]:
     """Hold the run's advisory lock for the block; yields ``None`` when it is held here,
-    or the holder (``host``, ``pid``, ``since``) when another connection has it."""
+    or the holder (``host``, ``pid``, ``since``) when another connection has it.
+
+    While held, a lost connection is replaced and the lock taken again; ``on_lost`` (from
+    the watchdog's thread) is told the new holder when another process got it first."""
     me = {"host": socket.gethostname(), "pid": os.getpid(), "since": int(time.time())}
     name = f"{_PREFIX}{me['pid']} host={me['host']} since={me['since']}"[:63]
     engine = sa.create_engine(
-        url, poolclass=sa.pool.NullPool, connect_args={"application_name": name}
+        url,
+        poolclass=sa.pool.NullPool,
+        connect_args={"application_name": name, "connect_timeout": 10},
     )
     key = lock_key(run_id)
     try:
-        with engine.connect() as conn:
+        conn = engine.connect()
+        try:
             got = conn.execute(sa.text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar()
             conn.commit()
             if not got:
                 yield _holder(conn, key)
                 return
+            keeper = _Keeper(engine, conn, key, on_lost, check_every)
+            keeper.start()
             try:
                 yield None
             finally:
-                conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": key})
-                conn.commit()
+                conn = keeper.stop()
+                try:
+                    conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                    conn.commit()
+                except sa.exc.DBAPIError:
+                    pass  # the connection is gone, and the lock with it
+        finally:
+            conn.close()
     finally:
         engine.dispose()
+
+
+class _Keeper(threading.Thread):
+    """Looks at the lock's connection every ``every`` seconds and takes the lock again
+    on a new connection when the old one has ended."""
+
+    def __init__(
+        self,
+        engine: sa.Engine,
+        conn: sa.Connection,
+        key: int,
+        on_lost: Callable[[dict[str, Any]], None] | None,
+        every: float,
+    ) -> None:
+        super().__init__(name="flower-run-lock", daemon=True)
+        self.engine, self.conn, self.key = engine, conn, key
+        self.on_lost, self.every = on_lost, every
+        self.done = threading.Event()
+        self.lost = False
+
+    def run(self) -> None:
+        while not self.done.wait(self.every):
+            try:
+                self.conn.execute(sa.text("SELECT 1")).scalar()
+                self.conn.commit()
+                continue
+            except sa.exc.DBAPIError:
+                pass
+            if self.done.is_set():
+                return
+            self._take_again()
+
+    def _take_again(self) -> None:
+        try:
+            fresh = self.engine.connect()
+        except sa.exc.DBAPIError:
+            return  # the server is unreachable: look again next time
+        try:
+            got = fresh.execute(sa.text("SELECT pg_try_advisory_lock(:k)"), {"k": self.key})
+            taken = bool(got.scalar())
+            fresh.commit()
+            holder = {} if taken else _holder(fresh, self.key)
+        except sa.exc.DBAPIError:
+            fresh.close()
+            return
+        old, self.conn = self.conn, fresh
+        old.close()
+        if not taken and not self.lost:
+            self.lost = True
+            if self.on_lost is not None:
+                self.on_lost(holder)
+
+    def stop(self) -> sa.Connection:
+        """Stop looking; the connection the lock is (or was last) held on."""
+        self.done.set()
+        self.join()
+        return self.conn
 
 
 def _holder(conn: sa.Connection, key: int) -> dict[str, Any]:
