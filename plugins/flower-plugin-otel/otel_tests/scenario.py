@@ -16,9 +16,9 @@ Marker words sit where content would leak from: the ask, the file the clarifier 
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +86,7 @@ def script(workspace: Path) -> list[Any]:
 
 
 def flower_command() -> str:
-    found = shutil.which("flower", path=str(Path(os.sys.executable).parent))
+    found = shutil.which("flower", path=str(Path(sys.executable).parent))
     return found or "flower"
 
 

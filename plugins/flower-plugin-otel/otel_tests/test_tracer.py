@@ -260,6 +260,7 @@ def test_a_wake_links_its_root_to_the_last_segment_of_the_same_run(
     (root,) = named(traced.finished(), "flower run")
     (link,) = root.links
     assert f"{link.context.trace_id:032x}" == "ab" * 16
+    assert root.attributes["flower.run.previous_trace_id"] == "ab" * 16  # links get dropped
     assert root.attributes["flower.run.segment"] == 2 and root.attributes["flower.run.woke"] == 2
     segments = json.loads((rt.run_dir / "otel.json").read_text())["segments"]
     assert segments[-1]["trace_id"] == f"{root.context.trace_id:032x}"

@@ -113,3 +113,13 @@ class Content:
         text = self.text(value)
         if text is not None:
             attrs[name] = text
+
+
+def numbers(p: dict[str, Any], *keys: str) -> dict[str, float]:
+    """The payload's numeric ``keys`` as ``flower.<key>`` floats (booleans and missing left out)."""
+    out: dict[str, float] = {}
+    for key in keys:
+        value = p.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out[f"flower.{key}"] = float(value)
+    return out

@@ -30,19 +30,13 @@ their own, and are handled so:
   Runtime step's span is ended on the event *after* its result, so a verdict can still
   put the state and failed checks on the judge's own span.
 
-Every span carries ``flower.run.id``, the run's id across wakes (the lineage's). A run
-that wakes five times is five traces, one per process: a trace cannot stay open across
-a process that may never come back, and a span is only exported once it ends. The
-shared attribute is what finds them as one run in every backend's search (Phoenix:
-``flower.run.id:<id>``; Jaeger, Tempo: a tag query); each segment's root also links
-to the previous segment's root (kept in ``<run_dir>/otel.json``), for backends that
-follow links. Not ``session.id``: the CLI's own spans carry theirs (the CLI session),
-and a backend that groups traces by it (Phoenix) would take either.
+Every span carries ``flower.run.id``, the run's id across wakes: a run that wakes five
+times is five traces, found as one run by that attribute (:mod:`.segments` says why an
+attribute and not only a link).
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Iterator
@@ -52,15 +46,14 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanContext, Status, StatusCode, TraceFlags
+from opentelemetry.trace import Span, Status, StatusCode
 
 from flower_plugin_otel import attributes as A
+from flower_plugin_otel import segments
 from flower_plugin_otel.config import Settings
 from flower_plugin_otel.metrics import Meters
+from flower_plugin_otel.moments import Label, Moments
 
-#: The file in a run's folder that remembers each segment's root span (for links).
-SEGMENTS_FILE = "otel.json"
-KEEP_SEGMENTS = 20
 #: The Runtime step of a side question (flower.commands.aside.ASIDE_STEP).
 ASIDE = "旁路问答"
 #: What the CLI's result says when flower stopped the turn on purpose (a handoff, the
@@ -78,18 +71,7 @@ def ns(at: float | None) -> int:
     return int(at * 1e9) if at else now_ns()
 
 
-class _Label:
-    """One Runtime step (one ``Runtime.run`` call) and what is open inside it."""
-
-    def __init__(self, span: Span, start: int) -> None:
-        self.span = span
-        self.start = start
-        self.attempt: Span | None = None
-        self.wait: Span | None = None
-        self.handoff: Span | None = None
-
-
-class RunTracer:
+class RunTracer(Moments):
     """Turns flower's events and sessions into spans; thread-safe, never raises out."""
 
     def __init__(self, tracer: trace.Tracer, meters: Meters, settings: Settings) -> None:
@@ -103,9 +85,9 @@ class RunTracer:
         self.step: Span | None = None
         self.step_name = ""
         self.step_end = 0
-        self.labels: dict[str, _Label] = {}
+        self.labels: dict[str, Label] = {}
         #: Runtime steps whose result came, ended on the next event (a verdict may come).
-        self.pending: list[tuple[str, _Label, int, str | None]] = []
+        self.pending: list[tuple[str, Label, int, str | None]] = []
         self.tools: dict[str, Span] = {}
         self.asks: dict[str, Span] = {}
         self.sessions: list[Span] = []  # the CLI sessions open now, latest last
@@ -159,13 +141,13 @@ class RunTracer:
             self._end(self.step, self.step_end or None)
             self.step, self.step_name, self.step_end = None, "", 0
 
-    def _label(self, label: str, at: int) -> _Label:
+    def _label(self, label: str, at: int) -> Label:
         found = self.labels.get(label)
         if found is None:
             attrs: dict[str, Any] = {A.KIND: "runtime_step", A.STEP: label, A.SPAN_KIND: "CHAIN"}
             if label == ASIDE:
                 attrs[A.KIND] = "side_question"
-            found = _Label(self._start(label, self._parent_of(label), at, attrs), at)
+            found = Label(self._start(label, self._parent_of(label), at, attrs), at)
             self.labels[label] = found
         return found
 
@@ -285,18 +267,9 @@ class RunTracer:
         self._end(span)
 
     def _learn_run(self, rt: Any) -> None:
-        """The run's lasting id (the lineage's, which survives wakes), else the process's;
-        and the link from this segment's root to the previous segment's."""
+        """The run's lasting id, on the root; the link to the previous segment's root."""
         run_dir, workspace = getattr(rt, "run_dir", None), getattr(rt, "workspace", None)
-        lasting = ""
-        if run_dir is not None and workspace is not None:
-            from flower.core.lineage import continuing_run
-
-            try:
-                lasting = continuing_run(run_dir, workspace)
-            except Exception:
-                lasting = ""
-        self.run_id = lasting or str(getattr(rt, "run_id", "") or "")
+        self.run_id = segments.lasting_run_id(rt)
         root = self._root()
         if self.run_id:
             root.set_attribute(A.RUN_ID, self.run_id)
@@ -304,43 +277,7 @@ class RunTracer:
             root.set_attribute(name, value)
         if run_dir is not None and not self.linked:
             self.linked = True
-            self._link_segments(Path(run_dir), root)
-
-    def _link_segments(self, run_dir: Path, root: Span) -> None:
-        path = run_dir / SEGMENTS_FILE
-        try:
-            kept = json.loads(path.read_text(encoding="utf-8"))
-            segments = [s for s in kept.get("segments", []) if s.get("run") == self.run_id]
-        except (OSError, ValueError, AttributeError):
-            segments = []
-        if segments:
-            last = segments[-1]
-            try:
-                previous = SpanContext(
-                    trace_id=int(last["trace_id"], 16),
-                    span_id=int(last["span_id"], 16),
-                    is_remote=True,
-                    trace_flags=TraceFlags(TraceFlags.SAMPLED),
-                )
-                root.add_link(previous, {"flower.link": "previous segment"})
-            except (KeyError, ValueError, TypeError):
-                pass
-        ctx = root.get_span_context()
-        root.set_attribute("flower.run.segment", len(segments) + 1)
-        segments.append(
-            {
-                "run": self.run_id,
-                "trace_id": format(ctx.trace_id, "032x"),
-                "span_id": format(ctx.span_id, "016x"),
-                "at": time.time(),
-            }
-        )
-        try:
-            path.write_text(
-                json.dumps({"segments": segments[-KEEP_SEGMENTS:]}, indent=1), encoding="utf-8"
-            )
-        except OSError:
-            pass
+            segments.link(Path(run_dir), self.run_id, root)
 
     # --- events (the flower_event hook) -------------------------------------------------
 
@@ -351,12 +288,6 @@ class RunTracer:
                 self._settle()
             if handler is not None:
                 handler(event, event.payload or {}, ns(event.at))
-
-    def _on_wake(self, event: Any, p: dict[str, Any], at: int) -> None:
-        root = self._root(at)
-        root.set_attribute("flower.run.woke", int(p.get("woke") or 1))
-        if p.get("notice"):
-            root.add_event("wake notice", {"flower.notice": A.error(p["notice"])}, at)
 
     def _on_step(self, event: Any, p: dict[str, Any], at: int) -> None:
         self._end_step()
@@ -430,12 +361,12 @@ class RunTracer:
         if phase == "near":
             target = run.attempt or run.span
             target.add_event(
-                "context near the handoff point", _numbers(p, "used", "at", "window"), at
+                "context near the handoff point", A.numbers(p, "used", "at", "window"), at
             )
         elif phase == "writing":
             generation = int(p.get("generation") or 0) + 1
             attrs = {A.KIND: "handoff", A.SPAN_KIND: "CHAIN", A.STEP: event.step or ""}
-            attrs.update(_numbers(p, "used", "window"))
+            attrs.update(A.numbers(p, "used", "window"))
             attrs["flower.handoff.generation"] = generation
             attrs["flower.handoff.overflow"] = bool(p.get("overflow"))
             run.handoff = self._start(f"handoff {generation}", run.span, at, attrs)
@@ -468,33 +399,6 @@ class RunTracer:
         self._end(run.wait, at)
         run.wait = self._start("retry wait", run.span, at, attrs)
         self.meters.retry(event.step or "", kind)
-
-    def _on_offline(self, event: Any, p: dict[str, Any], at: int) -> None:
-        run = self.labels.get(event.step or "")
-        if run is None:
-            return
-        target = run.wait or run.span
-        attrs: dict[str, str | float | int] = {}
-        attrs.update(_numbers(p, "waited", "next_probe_in", "max_wait"))
-        attrs["server.address"] = str(p.get("host") or "")
-        attrs["server.port"] = int(p.get("port") or 0)
-        target.add_event("offline", attrs, at)
-        target.set_attribute("flower.offline.waited_s", float(p.get("waited") or 0.0))
-
-    def _on_interrupt(self, event: Any, p: dict[str, Any], at: int) -> None:
-        run = self.labels.get(event.step or "")
-        if run is not None:
-            attrs: dict[str, Any] = {"flower.paused": bool(p.get("paused"))}
-            self.content.put(attrs, "flower.said", p.get("said"))
-            run.span.add_event("interrupted by the human", attrs, at)
-
-    def _on_refused(self, event: Any, p: dict[str, Any], at: int) -> None:
-        run = self.labels.get(event.step or "")
-        if run is not None:
-            target = run.attempt or run.span
-            target.add_event(
-                "walls refused a call", {"gen_ai.tool.name": str(p.get("tool") or "")}, at
-            )
 
     def _on_result(self, event: Any, p: dict[str, Any], at: int) -> None:
         label = str(event.step or "")
@@ -534,15 +438,6 @@ class RunTracer:
             self.step.add_event("verdict", attrs, at)
             self.step.set_attribute("flower.verdict.state", state)
 
-    def _on_override(self, event: Any, p: dict[str, Any], at: int) -> None:
-        from flower.core.ledger import AGREES
-
-        choice = str(p.get("choice") or "")
-        self.meters.review(event.step or "", choice, choice in AGREES)
-        attrs: dict[str, Any] = {"flower.override.choice": choice}
-        self.content.put(attrs, "flower.said", p.get("said"))
-        (self.step or self._root(at)).add_event("the human overruled the judge", attrs, at)
-
     def _on_ask(self, event: Any, p: dict[str, Any], at: int) -> None:
         ask_id = str(p.get("id") or "")
         state = str(p.get("state") or "")
@@ -572,28 +467,6 @@ class RunTracer:
         self.meters.waiting(-1)
         self._end(span, at)
 
-    def _on_mail(self, event: Any, p: dict[str, Any], at: int) -> None:
-        attrs: dict[str, Any] = {"flower.mail.state": str(p.get("state") or "")}
-        self.content.put(attrs, "flower.mail.text", p.get("text"))
-        (self.sessions[-1] if self.sessions else self._root(at)).add_event("inbox", attrs, at)
-
-    def _on_task(self, event: Any, p: dict[str, Any], at: int) -> None:
-        attrs = {"flower.unverifiable": len(p.get("unverifiable") or [])}
-        (self.step or self._root(at)).add_event("checks that cannot be verified here", attrs, at)
-
-    def _on_budget(self, event: Any, p: dict[str, Any], at: int) -> None:
-        root = self._root(at)
-        if p.get("spent") is not None:
-            root.set_attribute("flower.budget.spent_usd", float(p["spent"]))
-        if p.get("cap") is not None:
-            root.set_attribute("flower.budget.cap_usd", float(p["cap"]))
-        if p.get("phase") in ("near", "reached"):
-            root.add_event(f"budget {p['phase']}", _numbers(p, "spent", "cap", "left"), at)
-
-    def _on_bequest(self, event: Any, p: dict[str, Any], at: int) -> None:
-        files = p.get("files") or []
-        self._root(at).add_event("bequest", {"flower.bequest.files": len(files)}, at)
-
     # --- the end ------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -620,12 +493,3 @@ class RunTracer:
             if self.root is not None:
                 self._end(self.root, at)
                 self.root = None
-
-
-def _numbers(p: dict[str, Any], *keys: str) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for key in keys:
-        value = p.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            out[f"flower.{key}"] = float(value)
-    return out
