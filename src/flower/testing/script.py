@@ -77,6 +77,9 @@ class Turn:
         fail_always: Serve this fault on every attempt, never the reply.
         delay: Seconds to wait before answering (each attempt).
         thinking: An optional thinking block emitted first.
+        elapse: Seconds of the emulated cache's clock that pass before this turn is
+            answered (``ScriptedModel.clock``; nothing waits): a worker that "works" ten
+            minutes, so the coordinator's cached prefix has expired when its report comes.
     """
 
     text: str = ""
@@ -86,6 +89,7 @@ class Turn:
     fail_always: Fault | None = None
     delay: float = 0.0
     thinking: str = ""
+    elapse: float = 0.0
 
     def __post_init__(self) -> None:
         for fault in (*self.faults, *([self.fail_always] if self.fail_always is not None else [])):
@@ -277,7 +281,9 @@ def _check_fault(fault: Any) -> None:
 
 # --- JSON loading -------------------------------------------------------------------------
 
-_TURN_KEYS = {"text", "tool_use", "tools", "usage", "faults", "fail_always", "delay", "thinking"}
+_TURN_KEYS = {
+    "text", "tool_use", "tools", "usage", "faults", "fail_always", "delay", "thinking", "elapse",
+}  # fmt: skip
 _MATCH_KEYS = {"first_user", "last_user", "after_user", "system", "subagent"}
 
 
@@ -331,6 +337,7 @@ def _turn_from_dict(raw: Any, where: str) -> Turn:
             fail_always=raw.get("fail_always"),
             delay=float(raw.get("delay", 0.0)),
             thinking=raw.get("thinking", ""),
+            elapse=float(raw.get("elapse", 0.0)),
         )
     except ScriptError as exc:
         raise ScriptError(f"{where}: {exc}") from None

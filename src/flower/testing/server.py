@@ -27,6 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from .script import Conversation, Fault, Script, ToolCall, Turn, load_script
+from .usage import Clock, PromptCache, output_tokens
 
 AGENT_HEADER = "x-claude-code-agent-id"
 MODEL_NAME = "claude-scripted-1"
@@ -65,6 +66,8 @@ class RecordedRequest:
         outcome: ``"reply"``, ``"unscripted"``, ``"unmatched"``, or the
             fault served (``"529"``, ``"drop"``, ``"cut"``, ``"overflow"``).
         at: ``time.time()`` when it arrived.
+        usage: The ``usage`` the reply reported (``{}`` for a fault): emulated from the
+            request and the prompt cache (:mod:`flower.testing.usage`), or the turn's own.
     """
 
     path: str
@@ -75,6 +78,7 @@ class RecordedRequest:
     attempt: int = 1
     outcome: str = ""
     at: float = field(default_factory=time.time)
+    usage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_subagent(self) -> bool:
@@ -188,15 +192,31 @@ class ScriptedModel:
     handler is kept in :attr:`errors` (one line each) instead of printed as a traceback,
     for a server that shares its terminal with a run view (``flower demo``).
 
+    Usage is reported the way the API counts it (:mod:`flower.testing.usage`): input tokens
+    from the request, the prompt cache emulated from the request's ``cache_control``
+    breakpoints (read, written, and fresh input apart), output tokens from the reply, so
+    the cost the CLI reports is what the API would bill. A turn's own ``usage`` wins.
+    ``model.clock.advance(seconds)`` lets cache entries expire without waiting.
+
     Attributes:
         requests: Every request received, in arrival order.
         errors: With ``quiet``, one line per unexpected handler error.
+        clock: The emulated cache's time.
+        cache: The emulated prompt cache (``cache.clear()`` forgets every entry).
     """
 
     def __init__(
-        self, script: Any = (), *, port: int = 0, host: str = "127.0.0.1", quiet: bool = False
+        self,
+        script: Any = (),
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        quiet: bool = False,
+        clock: Clock | None = None,
     ) -> None:
         self._script = load_script(script)
+        self.clock = clock if clock is not None else Clock()
+        self.cache = PromptCache(self.clock)
         self._host = host
         self._port = port
         self._quiet = quiet
@@ -411,16 +431,23 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(turn.delay)
         stream = bool(rec.body.get("stream"))
         if conv is None:
-            self._reply(
-                _message(Turn(text="(no scripted conversation matches this request)"), rec, conv),
-                stream,
-            )
+            turn = Turn(text="(no scripted conversation matches this request)")
+            self._reply(_message(turn, rec, conv, billed=self._bill(rec)), stream)
         elif turn is None:
-            self._reply(_message(Turn(text=conv.after_end), rec, conv), stream)
+            self._reply(
+                _message(Turn(text=conv.after_end), rec, conv, billed=self._bill(rec)), stream
+            )
         elif fault is None:
-            self._reply(_message(turn, rec, conv, usage=turn.usage), stream)
+            if turn.elapse:
+                self.model.clock.advance(turn.elapse)
+            billed = self._bill(rec)
+            self._reply(_message(turn, rec, conv, usage=turn.usage, billed=billed), stream)
         else:
             self._fault(fault, _message(turn, rec, conv, usage=turn.usage), stream)
+
+    def _bill(self, rec: RecordedRequest) -> dict[str, Any]:
+        """The request through the emulated prompt cache (only a served reply is billed)."""
+        return self.model.cache.account(rec.body)
 
     # --- responses --------------------------------------------------------------------------
 
@@ -508,7 +535,11 @@ def _message(
     rec: RecordedRequest,
     conv: Conversation | None,
     usage: Mapping[str, int] | None = None,
+    billed: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The reply to ``rec``; its usage is ``billed`` (the emulated accounting) unless the
+    turn scripts its own ``usage``, which wins as it always has: the request's size
+    estimate (bytes / 4) as ``input_tokens``, no cache, then the scripted fields on top."""
     content: list[dict[str, Any]] = []
     if turn.thinking:
         content.append({"type": "thinking", "thinking": turn.thinking, "signature": "scripted"})
@@ -517,14 +548,19 @@ def _message(
     conv_name = conv.name if conv else "none"
     for n, call in enumerate(turn.tools):
         content.append(_tool_block(call, conv_name, rec.turn, n))
-    estimated = max(1, len(json.dumps(rec.body)) // 4)
-    report = {
-        "input_tokens": estimated,
-        "output_tokens": max(1, sum(len(json.dumps(c)) for c in content) // 4),
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-    }
-    report.update(usage or {})
+    report: dict[str, Any]
+    if billed is not None and not usage:
+        report = {**billed, "output_tokens": output_tokens(content)}
+    else:
+        report = {
+            "input_tokens": max(1, len(json.dumps(rec.body)) // 4),
+            "output_tokens": max(1, sum(len(json.dumps(c)) for c in content) // 4),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+        report.update(usage or {})
+    if billed is not None:
+        rec.usage = dict(report)
     return {
         "id": f"msg_{uuid.uuid4().hex[:24]}",
         "type": "message",
