@@ -39,6 +39,8 @@ SAMPLE: dict[str, Any] = {
     "mechanical": False, "why": "", "audited": 2, "open_items": {"mail": 1, "failed_check": 1},
     "stopped": False, "summed_up": False,
     "spent": 0.0412, "cap": 0.05, "left": 0.0088, "run": "4111abcd", "suggested": 0.11,
+    "via": "page", "code": 0, "cost": 0.5, "side_usd": 0.02, "side_count": 1,
+    "failed_at": None, "aborted": None, "manifest": "/ws/runs/manifest.json",
 }  # fmt: skip
 #: Every value an enumerated payload field takes.
 VARIANTS: dict[str, list[dict[str, Any]]] = {
@@ -60,6 +62,7 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
     "override": [{"choice": c} for c in ("accept", "change_goal", "misjudged")],
     "bequest": [{"mechanical": True, "why": "HTTP 400"}, {"files": []}],
     "budget": [{"phase": p} for p in ("spent", "near", "reached")] + [{"cap": None}],
+    "aside": [{"answer": None}, {"answer": "在干活", "via": ""}, {"ok": False}],
 }  # fmt: skip
 
 

@@ -114,12 +114,12 @@ def test_side_questions_one_per_page_and_a_few_in_all(
     started: list[str] = []
     release = asyncio.Event()
 
-    async def slow_oracle(question: str, **_: Any) -> str:  # a model process, as cheap
+    async def slow_oracle(question: str, **_: Any) -> aside.SideAnswer:  # a model process
         started.append(question)
         await release.wait()
-        return f"answer to {question}"
+        return aside.SideAnswer(f"answer to {question}")
 
-    monkeypatch.setattr(aside, "ask_oracle", slow_oracle)
+    monkeypatch.setattr(aside, "consult", slow_oracle)
     running, hub, _, client = page
     first = client.post("/aside", json={"question": "q-a1"}, headers={"X-Flower-Page": "a"})
     assert first.json() == {"ok": True}

@@ -15,8 +15,9 @@ from .conftest import NOT_INSTALLED, PLUGIN
 
 need(PLUGIN, NOT_INSTALLED)
 
-from flower_plugin_web.hub import Hub  # noqa: E402
+from flower_plugin_web.hub import TEXT, Hub  # noqa: E402
 from flower_plugin_web.render import render_markdown  # noqa: E402
+from flower_plugin_web.words import LINE  # noqa: E402
 
 from .pages import OWN, TOKEN, client, hub_with_question, served  # noqa: E402
 
@@ -109,8 +110,12 @@ def test_a_huge_event_reaches_the_page_cut_and_the_run_keeps_it_whole() -> None:
         lines = (x for x in r.iter_lines() if x.startswith("data: "))
         next(lines)
         raw = next(lines)
-    assert len(raw) < 20_000 and "cut: 1000000 characters in all" in raw
-    assert json.loads(raw[6:])["payload"]["step"] == "干活"
+    # the raw payload cut, and the terminal's words for it (made from the cut copy) bounded
+    assert len(raw) < TEXT + LINE + 2_000 and "cut: 1000000 characters in all" in raw
+    sent = json.loads(raw[6:])
+    assert sent["payload"]["step"] == "干活"
+    ((said, _, _),) = sent["lines"]
+    assert said.startswith("xxx") and said.endswith("… (cut: the raw payload has more)")
     assert len(hub.recent()[0].payload["text"]) == 1_000_000  # the side questions see it all
 
 
@@ -321,7 +326,9 @@ def test_state_says_what_is_waiting_and_where_the_stream_is(tmp_path: Path) -> N
     assert state["last_id"] == f"{hub.segment}-{hub.last}" and hub.last >= 1
     empty = Hub(enabled=True)
     shown = client(empty, headers=WITH_TOKEN).get("/state").json()
-    assert shown == {"segment": empty.segment, "pending": [], "workspace": "", "last_id": ""}
+    assert shown == {
+        "segment": empty.segment, "pending": [], "workspace": "", "last_id": "", "over": None
+    }  # fmt: skip
 
 
 def test_documents_the_newest_handoff_and_an_unreadable_file(tmp_path: Path) -> None:

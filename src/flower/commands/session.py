@@ -8,6 +8,8 @@ it makes sense:
   line declines it and lets the agent decide);
 - a line starting with ``?`` (or the full-width ``？``) is a side question for a
   read-only oracle that answers without pausing the run (:mod:`flower.commands.aside`);
+  its question and answer are ``aside`` events, shown like a side question another
+  front end asked (a web page), and what it cost is in the closing total, labelled;
 - anything else goes to the inbox: the agent reads it at its next inbox check, and it is
   appended to the brief so later steps (fresh sessions) see it too.
 
@@ -25,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -58,6 +62,11 @@ class _State:
     step: str | None = None  # the workflow step running now (its questions are its own)
     recent: deque[Event] = field(default_factory=lambda: deque(maxlen=RECENT_EVENTS))
     asides: set[asyncio.Task[None]] = field(default_factory=set)
+    #: Side questions answered (here or on another front end) and what they cost: in
+    #: the closing total, labelled. Another front end's come from its own thread.
+    side_count: int = 0
+    side_usd: float = 0.0
+    side_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class Session:
@@ -81,6 +90,7 @@ class Session:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.task: asyncio.Task[Ctx] | None = None
         self.reader: Any = None
+        self.started = time.monotonic()
 
     # --- running ----------------------------------------------------------------------------
 
@@ -108,20 +118,51 @@ class Session:
         aborted = (ctx or {}).get("_aborted") or (ctx or {}).get("_failed_why")
         if code == EXIT_QUIT:
             aborted = "quit (Ctrl-C); run flower here again to continue where it stopped"
-        self.renderer.closing(
-            ok=code == EXIT_OK,
-            cost=self.rt.total_cost(),
-            manifest=self.rt.manifest_path,
-            failed_at=(ctx or {}).get("_failed_at"),
-            aborted=aborted,
-        )
+        closing = {
+            "ok": code == EXIT_OK,
+            "cost": self.total_cost(),
+            "manifest": self.rt.manifest_path,
+            "failed_at": (ctx or {}).get("_failed_at"),
+            "aborted": aborted,
+        }
+        self._announce_end(code, closing)
+        self.renderer.closing(**closing)
         return Outcome(code, ctx)
+
+    def total_cost(self) -> float:
+        """What the run cost in this process: its steps, and the side questions asked
+        while it ran (here or on another front end; the closing line labels their part)."""
+        with self.state.side_lock:
+            return self.rt.total_cost() + self.state.side_usd
+
+    def _announce_end(self, code: int, closing: dict[str, Any]) -> None:
+        """The closing line's facts as an ``end`` event, to the plugins only (the view
+        shows them through ``closing``): a page that followed the run says the same."""
+        from flower.core.events import Event, emit
+
+        started = getattr(self.renderer, "started", None)  # the view's clock, when it has one
+        since = started if isinstance(started, float) else self.started
+        with self.state.side_lock:
+            side_usd, side_count = self.state.side_usd, self.state.side_count
+        payload = {
+            **closing,
+            "manifest": str(closing["manifest"]),
+            "code": code,
+            "side_usd": side_usd,
+            "side_count": side_count,
+            "duration_s": time.monotonic() - since,
+        }
+        emit(Event("end", payload))
 
     def on_event(self, event: Event) -> None:
         """Every event: remembered for side questions, mirrored for `flower status`, shown."""
         self.state.recent.append(event)
         if event.kind == "step" and event.step:
             self.state.step = event.step
+        if event.kind == "aside" and event.payload.get("answer") is not None:
+            with self.state.side_lock:
+                self.state.side_count += 1
+                self.state.side_usd += float(event.payload.get("cost_usd") or 0.0)
         if event.kind == "ask":  # a question belongs to the workflow step that asked it
             self.pending.update(event.payload, event.step or self.state.step)
             self._set_prompt()
@@ -236,6 +277,7 @@ class Session:
             self.terminal.line("(ask something after the ?)", "dim")
             return
         from flower.commands.aside import answer_aside
+        from flower.core.events import emit
 
         task = asyncio.ensure_future(
             answer_aside(
@@ -244,7 +286,7 @@ class Session:
                 run_dir=self.rt.run_dir / "aside",
                 workbench=self.workflow.workbench,
                 recent=list(self.state.recent),
-                terminal=self.terminal,
+                tell=lambda event: emit(event, self.on_event),  # the view and the plugins
             )
         )
         self.state.asides.add(task)

@@ -286,17 +286,19 @@ class HumanChannel:
 
     # --- the inbox -----------------------------------------------------------------------
 
-    def send(self, text: str) -> Mail | None:
+    def send(self, text: str, *, via: str = "") -> Mail | None:
         """Queue a remark for the agent's next inbox check and append it to the brief.
 
-        Never interrupts the agent. Empty text sends nothing (``None``).
+        Never interrupts the agent. Empty text sends nothing (``None``). ``via`` names
+        the front end that sent it when it is not the run's own (``"page"``): the
+        ``mail`` event carries it, so the terminal shows a line someone typed elsewhere.
         """
         text = str(text or "").strip()
         if not text:
             return None
         with self._send_lock:
             with self._lock:
-                mail = Mail(id=self._next_id("m"), text=text)
+                mail = Mail(id=self._next_id("m"), text=text, via=str(via or ""))
             path = self.amend(text)
             mail.amended = str(path) if path else ""
             with self._lock:

@@ -96,6 +96,8 @@ class Mail:
         id: ``m3``... (one counter shared with :class:`Ask`).
         state: ``queued``, then ``delivered``.
         amended: The file the text was appended to, ``""`` when it was not.
+        via: Which front end it came from when not the run's own (``"page"``: the web
+            page), so the terminal can show a line it did not type; ``""`` otherwise.
     """
 
     id: str
@@ -104,10 +106,12 @@ class Mail:
     sent_at: float = field(default_factory=time.time)
     delivered_at: float | None = None
     amended: str = ""
+    via: str = ""
 
     def payload(self) -> dict[str, Any]:
         """The ``Event("mail")`` payload."""
-        return {"id": self.id, "text": self.text, "state": self.state, "amended": self.amended}
+        return {"id": self.id, "text": self.text, "state": self.state, "amended": self.amended,
+                "via": self.via}  # fmt: skip
 
 
 def _stamp(at: float | None) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 from flower.core.pending import alive as _alive
 from flower.core.workbench import atomic_write
 
-__all__ = ["OUTCOME_NAME", "describe", "read_outcome", "write_outcome"]
+__all__ = ["OUTCOME_NAME", "describe", "ended", "read_outcome", "write_outcome"]
 
 OUTCOME_NAME = "outcome.json"
 #: The states a run ends in (``running`` while it runs; ``killed`` is how a ``running``
@@ -55,19 +55,33 @@ def read_outcome(run_dir: Path) -> dict[str, Any]:
     return dict(data)
 
 
-def describe(outcome: dict[str, Any]) -> str:
-    """The outcome as the wake line says it ("" when there is none)."""
+def ended(outcome: dict[str, Any]) -> str:
+    """How a run ended, as the words after "it" ("finished: every step passed", "stopped at
+    干活 (work): …", "was quit during …"); "" for a run not ended by itself (running,
+    killed) or none. The wake line and a page that watched the run say the same."""
     from flower.core.lang import step_label
 
     state, step, why = outcome.get("state"), outcome.get("step") or "", outcome.get("why") or ""
     step = step_label(str(step)) if step else ""  # a key, glossed in English
     during = f" during {step}" if step else ""
     if state == "done":
-        return "last time it finished: " + (why or "every step passed")
+        return "finished: " + (why or "every step passed")
     if state == "stopped":
-        return f"last time it stopped at {step}: {why}" if why else f"last time it stopped{during}"
+        return f"stopped at {step}: {why}" if why else f"stopped{during}"
     if state == "quit":
-        return f"last time it was quit{during} (Ctrl-C)"
+        return f"was quit{during} (Ctrl-C)"
+    return ""
+
+
+def describe(outcome: dict[str, Any]) -> str:
+    """The outcome as the wake line says it ("" when there is none)."""
+    from flower.core.lang import step_label
+
+    state, step = outcome.get("state"), outcome.get("step") or ""
+    step = step_label(str(step)) if step else ""  # a key, glossed in English
+    during = f" during {step}" if step else ""
+    if state in ("done", "stopped", "quit"):
+        return "last time it " + ended(outcome)
     if state == "killed":
         return f"last time its process was killed{during} (a signal, a crash or a reboot)"
     if state == "running":

@@ -40,7 +40,7 @@ from flower.ui.terminal import Terminal
 if TYPE_CHECKING:
     from flower.core.events import Event
 
-__all__ = ["Renderer", "View", "plural", "renderer_for"]
+__all__ = ["Renderer", "View", "closing_lines", "plural", "renderer_for", "total_words"]
 
 #: Tool names that hand work to a subagent.
 DISPATCH_TOOLS = frozenset({"Task", "Agent"})
@@ -67,6 +67,42 @@ class View(Protocol):
         failed_at: str | None,
         aborted: str | None,
     ) -> None: ...
+
+
+def total_words(cost: float, side: float = 0.0, *, sides: int = 0, simulated: bool = False) -> str:
+    """What a run cost, as the closing line says it: ``total $0.4100``, and with side
+    questions (counted in the total: they are paid like any session) their part labelled,
+    ``total $0.4100 (side questions $0.0200)``. A web page that followed the run says the
+    same words."""
+    words = f"total ${cost:.4f}" + (" simulated" if simulated else "")
+    return words + (f" (side questions ${side:.4f})" if sides else "")
+
+
+def closing_lines(
+    *,
+    ok: bool,
+    cost: float,
+    seconds: float,
+    manifest: Path | str,
+    failed_at: str | None,
+    aborted: str | None,
+    side: float = 0.0,
+    sides: int = 0,
+    simulated: bool = False,
+) -> list[tuple[str, str, int]]:
+    """The closing lines as ``(text, style, indent)``: how it ended, the total (side
+    questions included, labelled), the wall time, the manifest's path. The terminal's view
+    and a web page's share them, so both end a run in the same words."""
+    total = total_words(cost, side, sides=sides, simulated=simulated)
+    facts = f"{total} - {duration(seconds)}"
+    where = f"manifest: {tilde(manifest)}"
+    if ok and not failed_at and not aborted:
+        return [(f"* done - {facts} - {where}", "bold green", 0)]
+    head = f"x stopped at {step_label(failed_at)}" if failed_at else "x stopped"
+    return [
+        (f"{head}: {aborted}" if aborted else head, "bold red", 0),
+        (f"{facts} - {where}", "red", 2),
+    ]
 
 
 def renderer_for(terminal: Terminal, *, verbose: bool = False) -> View:
@@ -110,6 +146,10 @@ class Renderer:
         self.answerable = terminal.is_tty and _stdin_is_tty()
         self.context = 0
         self.cost = 0.0
+        #: Side questions answered (``aside`` events, wherever they were asked) and what
+        #: they cost: the closing line labels their part of the total.
+        self.sides = 0
+        self.side_cost = 0.0
         #: Costs are simulated (``SIMULATED_ENV``): each is labelled so beside its figure.
         self.simulated = os.environ.get(SIMULATED_ENV, "") == "1"
         self.started = time.monotonic()
@@ -127,6 +167,7 @@ class Renderer:
             "bequest": self._bequest,
             "ask": self._ask,
             "mail": self._mail,
+            "aside": self._aside,
             "prompt": self._prompt,
             "session": self._session,
             "system": self._system,
@@ -203,17 +244,19 @@ class Renderer:
         failed_at: str | None,
         aborted: str | None,
     ) -> None:
-        """The closing line: how it ended, total cost, wall time, the manifest's path."""
+        """The closing line: how it ended, total cost, wall time, the manifest's path.
+
+        ``cost`` is the whole run's in this process, side questions included; the part
+        of them this view saw answered (``aside`` events) is labelled."""
         with self._lock:
             self._countdown.stop()
-            facts = f"total {self._usd(cost)} - {duration(time.monotonic() - self.started)}"
-            where = f"manifest: {tilde(manifest)}"
-            if ok and not failed_at and not aborted:
-                self._say(f"* done - {facts} - {where}", "bold green")
-                return
-            head = f"x stopped at {step_label(failed_at)}" if failed_at else "x stopped"
-            self._say(f"{head}: {aborted}" if aborted else head, "bold red")
-            self._say(f"{facts} - {where}", "red", indent=2)
+            lines = closing_lines(
+                ok=ok, cost=cost, seconds=time.monotonic() - self.started, manifest=manifest,
+                failed_at=failed_at, aborted=aborted, side=self.side_cost, sides=self.sides,
+                simulated=self.simulated,
+            )  # fmt: skip
+            for text, style, indent in lines:
+                self._say(text, style, indent)
 
     def _usd(self, amount: float) -> str:
         """A cost as the view shows it: ``$0.0123``, or ``$0.0123 simulated``."""
@@ -320,6 +363,8 @@ class Renderer:
             self._say(f"{n}) {option}", indent=4)
 
     def _mail(self, p: dict[str, Any], step: str | None) -> None:
+        if p.get("state") == "queued" and p.get("via"):  # typed elsewhere: say what it was
+            self._say(f"> ({p['via']}) {one_line(p.get('text') or '', 400)}", "dim")
         if p.get("state") == "queued":
             if p.get("amended"):
                 self._say("* noted; appended to the brief", "green", indent=2)
@@ -327,6 +372,21 @@ class Renderer:
                 self._say("* noted; the agent reads it at its next inbox check", "green", indent=2)
         elif p.get("state") == "delivered":
             self._say("* the agent read your note", "dim", indent=2)
+
+    def _aside(self, p: dict[str, Any], step: str | None) -> None:
+        """A side question (``flower.commands.aside``): the question when asked, then the
+        answer line by line; one asked on another front end says which."""
+        via = f"({p['via']}) " if p.get("via") else ""
+        if p.get("answer") is None:
+            question = one_line(str(p.get("question") or ""), 300)
+            self._say(f"? {via}{question} (asking on the side; the run goes on)", "dim")
+            return
+        self.sides += 1
+        self.side_cost += float(p.get("cost_usd") or 0)
+        said = str(p.get("answer") or "")
+        failed = p.get("ok") is False or said.startswith("could not answer: ")
+        for line in said.splitlines() or [""]:
+            self._say(f"? {line}", "yellow" if failed else "cyan")
 
     # --- the runtime's events -------------------------------------------------------------
 

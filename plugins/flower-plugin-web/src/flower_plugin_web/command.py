@@ -1,16 +1,22 @@
 """``flower web "make X"``: the main job, with its page on.
 
-Every option of ``flower`` (``go``) works the same here, plus where the page listens.
-The page starts before the run and stays up while it runs; the terminal keeps working as
-always (its input line answers too). A token is generated for every run, loopback
-included (any local user, or a forwarded port, reaches a loopback port), and printed
-once, in the URL's fragment: a fragment never leaves the browser, and the page takes
-it out of the address bar as soon as it has read it.
+Every option of ``flower`` (``go``) works the same here, plus where the page listens and
+how long it stays after the run. The page starts before the run and stays up while it
+runs; the terminal keeps working as always (its input line answers too). When the run
+ends the page is told how (``ending.py``) and stays up ``--linger`` seconds more (on a
+terminal 60 by default, any key ending it sooner; in a pipe or a service 0 unless
+given); a quit ends at once.
+
+A token is generated for every run, loopback included (any local user, or a forwarded
+port, reaches a loopback port), and printed once, in the URL's fragment: a fragment
+never leaves the browser, and the page takes it out of the address bar as soon as it
+has read it.
 """
 
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Any
 
 import click
@@ -19,6 +25,10 @@ from flower.commands.go import go
 
 HOST_HELP = "Address the page listens on (default loopback only; 0.0.0.0: every interface)."
 PORT_HELP = "Port of the page (0: any free port)."
+LINGER_HELP = (
+    "Seconds the page stays up after the run ends, to show how it ended (0: not at all)."
+    "  [default: 60 on a terminal, where any key ends it sooner; 0 in a pipe]"
+)
 ALLOW_HELP = (
     "Another name the page answers to (a proxy's or a forwarded port's host[:port]); "
     "repeatable. Requests naming any other host are refused."
@@ -28,12 +38,22 @@ OWN = [
     click.Option(["--host"], default="127.0.0.1", show_default=True, help=HOST_HELP),
     click.Option(["--port"], type=int, default=8765, show_default=True, help=PORT_HELP),
     click.Option(["--allow-host", "allow_host"], multiple=True, help=ALLOW_HELP),
+    click.Option(
+        ["--linger"],
+        type=click.FloatRange(min=0),
+        default=None,
+        help=LINGER_HELP,
+    ),
 ]
 
 
-def run_web(host: str, port: int, allow_host: tuple[str, ...], **params: Any) -> None:
+def run_web(
+    host: str, port: int, allow_host: tuple[str, ...], linger: float | None, **params: Any
+) -> None:
     from flower.commands.options import resolve_globals
     from flower.workflow import workbench_for
+    from flower_plugin_web.ending import linger as stay_up
+    from flower_plugin_web.ending import outcome_for, stay_for
     from flower_plugin_web.gate import raise_fd_limit
     from flower_plugin_web.hub import HUB, Where
     from flower_plugin_web.server import serve
@@ -52,18 +72,26 @@ def run_web(host: str, port: int, allow_host: tuple[str, ...], **params: Any) ->
         raise click.UsageError(f"the page cannot listen on {host}:{port}: {why}") from None
     HUB.enabled = True  # only now: the hooks serve a page that exists
     click.echo(f"flower web: open {server.url}/#token={token}  (the token is printed only once)")
-    clean = False
+    since = time.time()
+    code: int | None = None
     try:
         ctx.invoke(go, **params)
-        clean = True
+        code = 0
     except SystemExit as end:  # go ends with sys.exit(code), success included
-        clean = end.code in (0, None)
+        code = end.code if isinstance(end.code, int) else (0 if end.code is None else 1)
         raise
     finally:
-        # A run that quit (Ctrl-C twice) or failed ends the process now: the page's
-        # daemon thread is told to stop, not waited for.
-        server.stop(wait=clean)
-        HUB.enabled = False
+        try:
+            stays = stay_for(linger, code, ran=HUB.channel is not None)
+            HUB.end(outcome_for(HUB, g.run_dir, code, since, stays))  # the pages' last event
+            if stays:
+                stay_up(stays, server.url)
+        finally:
+            # The open pages are sent what they have not read (the ``ended`` event), then
+            # the server stops. A run that quit (Ctrl-C twice) or failed ends the process
+            # now: the page's daemon thread is told to stop, not waited for.
+            server.stop(wait=code not in (None, 130))
+            HUB.enabled = False
 
 
 web = click.Command(

@@ -19,6 +19,13 @@ Two things keep the run safe from its pages:
   ``q1`` in every process, so a tab left open across two runs would otherwise answer
   the new run's ``q1`` with a click meant for the old one; the hub translates between
   the two kinds of ids, so flower's core keeps its own.
+
+Each event reaches the page with the terminal's words for it (``words.py``), made on
+the server's thread when a page first needs them, never on the run's.
+
+When the run is over, :meth:`Hub.end` sends the last event, ``ended`` (how it ended, the
+closing line, the total): the page says the run is over and stops reconnecting. The
+server's stop then lets each stream send what it has not sent yet before it ends.
 """
 
 from __future__ import annotations
@@ -31,12 +38,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flower_plugin_web.words import ASIDE_STEP, Line, Words
+
 #: Events kept for pages that connect late or reconnect.
 KEEP = 5000
 #: At most this many events go out in one write to a page.
 BATCH = 1000
 #: Event kinds whose payload carries a human-channel id (``q1``, ``m1``).
 WITH_IDS = ("ask", "mail")
+#: Event kinds the hub counts as they pass (the totals, the closing facts).
+COUNTED = frozenset({"result", "aside", "end"})
 #: Characters of one text in an event the page is sent (the rest is cut, said so):
 #: what every page is sent, and what the ring keeps ready for them, stays bounded.
 TEXT = 16_384
@@ -62,6 +73,7 @@ class Item:
     at: float
     payload: Any
     wire: bytes | None = None
+    lines: list[Line] | None = None  # the terminal's words for it, once a page needed them
 
 
 class Lagged(Exception):
@@ -75,7 +87,8 @@ class Listener:
         self.loop = loop
         self.cursor = cursor
         self.ready = asyncio.Event()
-        self.closed = False  # the server is stopping, or the page went away
+        self.closed = False  # the page went away: end now
+        self.ending = False  # the server is stopping: send what is left, then end
 
 
 class Hub:
@@ -94,6 +107,20 @@ class Hub:
         self._listeners: list[Listener] = []
         self._loops: dict[asyncio.AbstractEventLoop, int] = {}  # listeners per loop
         self._waking: set[asyncio.AbstractEventLoop] = set()
+        #: The run's clock, for the closing line's wall time (as the terminal's view's).
+        self.born = time.monotonic()
+        self._words: Words | None = None
+        self._words_lock = threading.Lock()
+        self._said = 0  # the newest event the words have been made for
+        #: What this process spent, as the pages count it: the steps, the side questions.
+        self.steps_usd = 0.0
+        self.side_usd = 0.0
+        self.side_count = 0
+        #: The terminal's closing facts (the session's ``end`` event), once it printed them.
+        self.closing: dict[str, Any] | None = None
+        #: The ``ended`` event's payload once the run is over: changes are refused then.
+        self.over: dict[str, Any] | None = None
+        self._asking: set[asyncio.Task[Any]] = set()  # side questions asked on a page
 
     # --- ids as the page sees them --------------------------------------------------------
 
@@ -115,6 +142,8 @@ class Hub:
         burst, never one per page). From any thread."""
         item = Item(0, kind, step, at or time.time(), payload)
         with self._lock:
+            if kind in COUNTED:
+                self._count(kind, payload, step)
             self.last += 1
             item.n = self.last
             self._ring[item.n % self.keep] = item
@@ -127,6 +156,57 @@ class Hub:
                 loop.call_soon_threadsafe(self._fan_out, loop)
             except RuntimeError:  # that loop is gone: so are its pages
                 self._forget_loop(loop)
+
+    def _count(self, kind: str, payload: Any, step: str | None) -> None:
+        """Keep the totals the ``ended`` event falls back on (caller holds the lock)."""
+        p = payload if isinstance(payload, dict) else {}
+        if kind == "end":
+            self.closing = p
+        elif kind == "result" and step != ASIDE_STEP:  # a side question counts as its aside
+            self.steps_usd += _usd(p.get("cost_usd"))
+        elif kind == "aside" and p.get("answer") is not None:
+            self.side_count += 1
+            self.side_usd += _usd(p.get("cost_usd"))
+
+    def tell(self, kind: str, payload: dict[str, Any]) -> None:
+        """An event a page made (a side question asked there): to every page, and to the
+        run's own view through the human channel's ``on_event``, so the terminal shows it
+        as it shows its own. Not to the terminal once the run is over (it closed)."""
+        self.publish(kind, payload)
+        callback = getattr(self.channel, "on_event", None)
+        if callback is None or self.over is not None:
+            return
+        from flower.core.events import Event
+
+        try:
+            callback(Event(kind, payload))
+        except Exception:  # the terminal's view must never break the page
+            pass
+
+    def track(self, task: asyncio.Task[Any]) -> None:
+        """A side question a page asked, running on the server's loop: cancelled when the
+        run ends, as the terminal cancels its own."""
+        with self._lock:
+            self._asking.add(task)
+
+        def done(_: Any) -> None:
+            with self._lock:
+                self._asking.discard(task)
+
+        task.add_done_callback(done)
+
+    def end(self, outcome: dict[str, Any]) -> None:
+        """The run is over: the last event, ``ended``, tells every page how it ended;
+        from now on changes are refused and the side questions still running stop."""
+        with self._lock:
+            self.over = outcome
+            asking = list(self._asking)
+        for task in asking:
+            try:
+                task.get_loop().call_soon_threadsafe(task.cancel)
+            except RuntimeError:  # that loop is gone already
+                pass
+        self.publish("ended", outcome)
 
     def _fan_out(self, loop: asyncio.AbstractEventLoop) -> None:
         """On a server loop: wake its pages; each takes what it has not read yet."""
@@ -170,13 +250,16 @@ class Hub:
 
     async def wait(self, listener: Listener, timeout: float) -> list[Item] | None:
         """What arrived for ``listener`` (``[]`` after ``timeout`` seconds of quiet),
-        ``None`` once it is closed. Raises :class:`Lagged` if it fell a ring behind."""
+        ``None`` once it is closed, or once it is ending and has taken everything (the
+        ``ended`` event reaches the page before its stream ends). Raises :class:`Lagged`
+        if it fell a ring behind."""
         while True:
-            try:
-                async with asyncio.timeout(timeout):
-                    await listener.ready.wait()
-            except TimeoutError:
-                return [] if not listener.closed else None
+            if not listener.ending:
+                try:
+                    async with asyncio.timeout(timeout):
+                        await listener.ready.wait()
+                except TimeoutError:
+                    return [] if not listener.closed else None
             listener.ready.clear()
             if listener.closed:
                 return None
@@ -184,6 +267,8 @@ class Hub:
                 items = self._since(listener)
             if items:
                 return items
+            if listener.ending:
+                return None
             # woken for events an earlier take already carried: wait again
 
     def _since(self, listener: Listener) -> list[Item]:
@@ -210,12 +295,13 @@ class Hub:
         listener.closed = True
 
     def close(self) -> None:
-        """End every page's stream (the server is stopping); from any thread."""
+        """End every page's stream once it has sent what is left (the server is
+        stopping); from any thread."""
         with self._lock:
             listeners, self._listeners = self._listeners, []
             self._loops.clear()
         for listener in listeners:
-            listener.closed = True
+            listener.ending = True
             try:
                 listener.loop.call_soon_threadsafe(listener.ready.set)
             except RuntimeError:  # that loop is gone already
@@ -223,14 +309,33 @@ class Hub:
 
     # --- what the page reads --------------------------------------------------------------
 
+    def lines(self, item: Item) -> list[Line]:
+        """The terminal's words for ``item``. The run view keeps state from event to
+        event, so every event still kept before it goes through first, once, in order
+        (on the server's thread, never on the run's)."""
+        with self._words_lock:
+            if item.lines is not None:
+                return item.lines
+            if self._words is None:
+                self._words = Words(self.born)
+            with self._lock:
+                start = max(self._said + 1, self.first)
+                kept = [self._ring[n % self.keep] for n in range(start, item.n)]
+            for one in [*kept, item]:
+                if one is None or one.lines is not None or one.n > item.n:
+                    continue  # overwritten by a newer event, or done already
+                try:  # the page's copy (long texts cut): a 1 MB text is never laid out
+                    one.lines = self._words.say(one.kind, _shortened(one.payload), one.step, one.at)
+                except Exception:  # the view never raises; if it did, the raw payload stays
+                    one.lines = []
+            self._said = max(self._said, item.n)
+            return item.lines or []
+
     def wire(self, item: Item) -> dict[str, Any]:
         """An event as the page sees it: ids with this process's segment, long texts cut
-        (the page shows a gist; the run keeps the whole)."""
-        payload = item.payload
+        (the page shows a gist; the run keeps the whole), and the terminal's words."""
+        payload = _shortened(item.payload)
         if isinstance(payload, dict):
-            long = [k for k, v in payload.items() if isinstance(v, str) and len(v) > TEXT]
-            if long:
-                payload = {**payload, **{k: _cut(payload[k]) for k in long}}
             if item.kind in WITH_IDS and "id" in payload:
                 payload = {**payload, "id": self.outside(payload["id"])}
         return {
@@ -239,6 +344,7 @@ class Hub:
             "step": item.step,
             "at": item.at,
             "payload": payload,
+            "lines": self.lines(item),
         }
 
     def pending(self) -> list[Any]:
@@ -267,6 +373,22 @@ class Hub:
         with self._lock:
             start = max(self.first, self.last - limit + 1)
             return [self._ring[n % self.keep] for n in range(start, self.last + 1)]  # type: ignore[misc]
+
+
+def _usd(value: Any) -> float:
+    try:
+        return float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _shortened(payload: Any) -> Any:
+    """``payload`` with each text longer than :data:`TEXT` cut (a new dict; the ring
+    keeps the whole for the side questions)."""
+    if not isinstance(payload, dict):
+        return payload
+    long = [k for k, v in payload.items() if isinstance(v, str) and len(v) > TEXT]
+    return {**payload, **{k: _cut(payload[k]) for k in long}} if long else payload
 
 
 def _cut(text: str) -> str:

@@ -14,6 +14,11 @@ Routes (every one behind ``guard.py``: the ``Host``, the token, the origin):
 ``POST /aside``       ``{"question"}``: a side question; the answer comes as an ``aside`` event
 ====================  =====================================================================
 
+What the page sends the terminal shows too: an inbox line as ``> (page) …`` (its
+``mail`` event says ``via: page``), a side question and its answer as the terminal's own.
+Once the run is over (``ended``) the page stays readable, but a change is refused (409):
+nothing reads the inbox any more, and the run's total is closed.
+
 Ids on the page carry the process's segment (``hub.py``): an answer to another run's
 question is refused (409), never applied to this run's question of the same number;
 an unknown id is 404, not "settled". Every body is bounded (``limits.py``); documents
@@ -51,6 +56,9 @@ from flower_plugin_web.stream import EventStream, where_from
 
 MANIFEST_BYTES = 4 * 1024 * 1024
 NO_QUESTION = "no such question"
+OVER = "the run is over: run flower in its folder again to go on"
+#: What a page's side question and inbox line are marked with, for the terminal.
+VIA = "page"
 OTHER_RUN = "this question is from another run (the page is stale): reload the page"
 
 
@@ -95,6 +103,7 @@ def create_app(
                 "pending": pending,
                 "workspace": str(where.workspace) if where else "",
                 "last_id": hub.outside(hub.last) if hub.last else "",
+                "over": hub.over,
             }
         )
 
@@ -145,7 +154,9 @@ def create_app(
             raise Refused(400, "nothing to send")
         if hub.channel is None:
             raise Refused(409, "no run is listening yet")
-        mail = await asyncio.to_thread(hub.channel.send, text)  # it writes the brief
+        if hub.over is not None:
+            raise Refused(409, OVER)
+        mail = await asyncio.to_thread(hub.channel.send, text, via=VIA)  # it writes the brief
         return JSONResponse({"ok": mail is not None})
 
     async def aside(request: Request) -> Response:
@@ -156,9 +167,12 @@ def create_app(
             raise Refused(400, "ask something")
         if hub.where is None:
             raise Refused(409, "no run yet")
+        if hub.over is not None:
+            raise Refused(409, OVER)
         page = request.headers.get("x-flower-page", "")[:64] or "api"
         slots.claim(page)
         task = asyncio.ensure_future(_ask_aside(hub, question))
+        hub.track(task)  # cancelled when the run ends
         asking.add(task)  # held until done: a task nobody references may be collected
         task.add_done_callback(asking.discard)
         task.add_done_callback(lambda _: slots.release(page))
@@ -240,16 +254,17 @@ def _manifest(path: Path) -> list[dict[str, Any]]:
 
 
 async def _ask_aside(hub: Hub, question: str) -> None:
-    """Ask the read-only oracle; its answer (or why there is none) comes as an event."""
-    from flower.commands.aside import ask_oracle
+    """Ask the read-only oracle; the question and its answer (or why there is none) go
+    to the pages and the terminal as ``aside`` events, marked as the page's."""
+    from flower.commands import aside
     from flower.core.events import Event
 
     where = hub.where
     assert where is not None
-    hub.publish("aside", {"question": question, "answer": None}, None)
+    hub.tell("aside", aside.asked(question, via=VIA).payload)
     recent = [Event(e.kind, e.payload or {}, e.step, e.at) for e in hub.recent()]
     try:
-        said = await ask_oracle(
+        said = await aside.consult(
             question,
             workspace=where.workspace,
             run_dir=where.run_dir / "aside",
@@ -257,8 +272,8 @@ async def _ask_aside(hub: Hub, question: str) -> None:
             recent=recent,
         )
     except Exception as exc:  # never an unretrieved task error on the run's terminal
-        said = f"could not answer: {type(exc).__name__}: {exc}"
-    hub.publish("aside", {"question": question, "answer": said}, None)
+        said = aside.SideAnswer(f"{aside.NO_ANSWER}{type(exc).__name__}: {exc}", ok=False)
+    hub.tell("aside", aside.answered(question, said, via=VIA).payload)
 
 
 @dataclass
@@ -274,13 +289,14 @@ class Running:
     hush: Hush
 
     def stop(self, *, wait: bool = True) -> None:
-        """End the open pages' streams (they never end on their own), then the server;
-        the run that ended does not wait for a browser tab. ``wait=False``: only tell
-        the server's thread (a daemon) to stop, for a process about to end anyway."""
+        """End the open pages' streams (they never end on their own) once each has sent
+        what is left (the ``ended`` event), then the server; the run that ended does not
+        wait for a browser tab. ``wait=False``, for a process about to end anyway: the
+        server's thread (a daemon) gets a second at most, enough to flush the streams."""
         self.hub.close()
         self.server.should_exit = True
-        if wait:
-            self.thread.join(5)
+        self.thread.join(5 if wait else 1)
+        if not self.thread.is_alive():
             logging.getLogger("uvicorn.error").removeFilter(self.hush)
 
 

@@ -2,7 +2,15 @@
 const $ = (id) => document.getElementById(id);
 const el = (tag, text, cls) => { const n = document.createElement(tag);
   if (text !== undefined) n.textContent = String(text); if (cls) n.className = cls; return n; };
-let cost = 0, timer = null, place = "", segment = "", lastId = "", shown = false;
+let timer = null, segment = "", lastId = "", shown = false;
+// The header: the workflow's step (a step event), its round (a prompt of that step), and a
+// judge running for it as a sub-label; a side question's own session never shows there.
+let place = "", current = "", sub = "";
+// What this run cost, as the terminal's closing line counts it: its steps, and the side
+// questions (wherever asked; their own session's result is counted as its aside event).
+let steps = 0, side = 0, sides = 0;
+let over = null;  // the "ended" event's payload: the run is over, the stream is not followed again
+const ASIDE = "旁路问答";
 
 // The token comes once, in the URL's fragment (never sent to any server), and is kept in
 // this origin's storage (scheme, host and port: another flower web on another port has
@@ -54,16 +62,19 @@ async function post(path, body) {
   return d;
 }
 
-function gist(p) {
-  if (!p || typeof p !== "object") return "";
-  return Object.entries(p).filter(([, v]) => v !== null && v !== "" && !(Array.isArray(v) && !v.length))
-    .map(([k, v]) => k + "=" + (typeof v === "object" ? JSON.stringify(v) : String(v)))
-    .join(", ").replace(/\s+/g, " ").slice(0, 300);
-}
-
+// An event as the terminal shows it: the server sends the terminal's own lines (flower's run
+// view, words.py), each with the terminal's style; the raw payload goes underneath, shown
+// with "raw" ticked, as are the events the terminal leaves out (prompts, context levels...).
 function line(e) {
   const d = el("div"); d.id = "e" + e.id;
-  d.append(el("span", "[" + e.kind + "] ", "kind"), el("span", (e.step ? label(e.step) + ": " : "") + gist(e.payload)));
+  const lines = Array.isArray(e.lines) ? e.lines : [];
+  if (!lines.length) d.className = "quiet";
+  if (e.step === ASIDE) d.classList.add("side");
+  lines.forEach((l) => { const row = el("div", l[0], String(l[1] || "").split(/\s+/).filter(Boolean)
+    .map((w) => "s-" + w).join(" ")); if (Number(l[2]) > 0) row.style.paddingLeft = Number(l[2]) + "ch"; d.append(row); });
+  const raw = el("div", undefined, "raw");
+  raw.append(el("span", "[" + e.kind + "] ", "kind"), el("span", (e.step ? label(e.step) + " " : "") + JSON.stringify(e.payload)));
+  d.append(raw);
   const s = $("stream"); const stick = s.scrollTop + s.clientHeight >= s.scrollHeight - 4;
   s.append(d); while (s.childElementCount > 2000) s.firstChild.remove();
   if (stick) s.scrollTop = s.scrollHeight;
@@ -82,8 +93,9 @@ function showAsk(p) {
   (p.options || []).forEach((o, i) => { const b = el("button", (i + 1) + ") " + o);
     b.dataset.answer = o; b.onclick = () => post("/answer", {id: p.id, answer: o}); box.append(b); });
   const f = el("form"); const t = el("input"); t.type = "text"; t.name = "answer";
-  t.placeholder = "or type an answer";
+  t.placeholder = "or type an answer (? … asks on the side)";
   f.append(t, el("button", "answer")); f.onsubmit = (ev) => { ev.preventDefault();
+    if (asideIn(t)) return;  // "? …" is a side question, never the answer
     if (t.value.trim()) post("/answer", {id: p.id, answer: t.value}); };
   const skip = el("button", "skip (let the agent decide)"); skip.onclick = () => post("/answer", {id: p.id, decline: true});
   box.append(f, skip); $("asks").append(box);
@@ -106,7 +118,7 @@ const label = (name) => { const g = name ? gloss(name) : ""; return g ? name + "
 
 // One row per step label (干活, 干活·判定#1, 干活#round2…): running, then ok / failed and its cost.
 function stepRow(step, state, spent) {
-  if (!step) return;
+  if (!step || step === ASIDE) return;  // a side question is not a step of the run
   const id = "step-" + encodeURIComponent(step);
   let row = document.getElementById(id);
   if (!row) { row = el("tr"); row.id = id; row.append(el("td", label(step)), el("td"), el("td"));
@@ -122,18 +134,65 @@ function tick(until, label) {
   show(); timer = setInterval(show, 1000);
 }
 
+function header() {
+  $("step").textContent = current ? label(current) + place : "waiting for the run";
+  $("sub").textContent = sub ? " · " + label(sub) : "";
+}
+
+const usd = (n) => "$" + (Number(n) || 0).toFixed(4);
+function showCost() {
+  $("cost").textContent = over ? over.total : usd(steps + side) + (sides ? " (side questions " + usd(side) + ")" : "");
+}
+
+// Side questions, wherever asked (the terminal's come too): the question at once, its
+// answer and cost when they come.
+const asking = new Map();
+function showAside(p) {
+  const key = (p.via || "") + "\n" + p.question;
+  let box = asking.get(key);
+  if (!box) { box = el("div"); box.append(el("div", "? " + (p.via ? "" : "(terminal) ") + p.question, "dim"),
+    el("div", "asking…", "dim")); $("asides").append(box); }
+  if (p.answer === null || p.answer === undefined) { asking.set(key, box); return; }
+  asking.delete(key);
+  box.lastChild.textContent = p.answer; box.lastChild.className = p.ok === false ? "s-yellow" : "";
+  box.append(el("div", usd(p.cost_usd), "dim"));
+}
+
+// The run is over (the last event, "ended"): how it ended and the terminal's closing
+// lines; the page stops following the stream once the server ends it, and says so.
+function showEnded(p) {
+  over = p; clearInterval(timer); $("countdown").textContent = "";
+  const box = $("ended"); box.textContent = ""; box.hidden = false;
+  box.className = p.state === "done" || (p.code === 0 && !p.state) ? "" : "failed";
+  const said = String(p.said || "the run ended");
+  box.append(el("b", said.charAt(0).toUpperCase() + said.slice(1)));
+  (p.lines || []).forEach((l) => box.append(el("div", l[0])));
+  if (!(p.lines || []).length) box.append(el("div", p.total));
+  const until = new Date(((Number(p.at) || Date.now() / 1000) + (Number(p.stays) || 0)) * 1000);
+  box.append(el("p", Number(p.stays) > 0
+    ? "This page's server stays up until " + until.toLocaleTimeString() + " (or until it is ended in the terminal); what is shown here stays."
+    : "This page's server stops with the run; what is shown here stays.", "dim"));
+  asking.forEach((a) => { a.lastChild.textContent = "not answered: the run ended"; }); asking.clear();
+  document.querySelectorAll("#inbox input, #inbox button, #aside input, #aside button").forEach((n) => { n.disabled = true; });
+  $("link").textContent = "run over"; showCost();
+}
+
 const on = {
   step: (e) => { place = " (step " + e.payload.index + "/" + e.payload.total + ")";
-    $("step").textContent = label(e.step) + place; },
-  prompt: (e) => { if (e.step && !e.step.includes("·")) $("step").textContent = label(e.step) + place;
-    stepRow(e.step, "running"); },
+    current = e.step || ""; sub = ""; header(); },
+  prompt: (e) => { if (!e.step || e.step === ASIDE) return;
+    if (e.step.includes("·")) sub = e.step; else { current = e.step; sub = ""; }
+    header(); stepRow(e.step, "running"); },
   verdict: (e) => { const v = $("verdict"); v.textContent = ""; v.className = e.payload.state || "";
     v.append(el("div", "round " + e.payload.round + "/" + e.payload.rounds + ": " + (e.payload.state || "unclear")),
              el("div", e.payload.reason || ""));
     (e.payload.failed || []).forEach((c) => v.append(el("div", "- " + c))); },
-  result: (e) => { cost += Number(e.payload.cost_usd) || 0; $("cost").textContent = "$" + cost.toFixed(4);
+  result: (e) => { if (e.step === ASIDE) return;  // counted as its aside event
+    steps += Number(e.payload.cost_usd) || 0; showCost();
+    if (e.step === sub) { sub = ""; header(); }
     stepRow(e.step, e.payload.ok ? "ok" : "failed", e.payload.cost_usd); },
-  context: (e) => { const p = e.payload, at = Number(p.at) || Number(p.window) || 1;
+  context: (e) => { if (e.step === ASIDE) return;  // the side question's own context, not the run's
+    const p = e.payload, at = Number(p.at) || Number(p.window) || 1;
     const share = Math.min(1, (Number(p.used) || 0) / at);
     $("ctxbar").firstChild.style.width = (share * 100).toFixed(1) + "%";
     $("ctxbar").classList.toggle("hot", share > 0.85);
@@ -146,14 +205,16 @@ const on = {
       : "budget $" + spent.toFixed(4) + " of $" + Number(p.cap).toFixed(2)
         + (p.phase === "reached" ? ": spent, the run stops" : "");
     b.classList.toggle("hot", p.phase === "near" || p.phase === "reached"); },
-  aside: (e) => { if (e.payload.answer === null) return; const a = el("div");
-    a.append(el("div", "? " + e.payload.question, "dim"), el("div", e.payload.answer)); $("asides").append(a); },
+  aside: (e) => { if (e.payload.answer !== null && e.payload.answer !== undefined) {
+      sides += 1; side += Number(e.payload.cost_usd) || 0; showCost(); }
+    showAside(e.payload); },
+  ended: (e) => showEnded(Object.assign({at: e.at}, e.payload)),
 };
 
 function clearViews() {
   $("stream").textContent = ""; $("steps").textContent = ""; $("asides").textContent = "";
   $("asks").querySelectorAll(".ask").forEach((n) => n.remove()); $("noasks").hidden = false;
-  cost = 0; $("cost").textContent = "$0.0000";
+  asking.clear(); steps = 0; side = 0; sides = 0; showCost();
 }
 
 function hello(d) {
@@ -181,7 +242,7 @@ function message(block) {
 // Server-sent events read with fetch (EventSource cannot send the token's header);
 // reconnects with Last-Event-ID, as EventSource would.
 async function follow() {
-  for (;;) {
+  while (!over) {
     const r = await call("/events", {headers: lastId ? {"Last-Event-ID": lastId} : {}});
     if (r && r.status === 401) return;
     if (r && r.ok && r.body) {
@@ -196,6 +257,7 @@ async function follow() {
           while ((cut = buf.indexOf("\n\n")) >= 0) { message(buf.slice(0, cut)); buf = buf.slice(cut + 2); }
         }
       } catch (e) { /* the connection dropped: reconnect below */ }
+      if (over) { serverGone(); return; }  // the run is over and its server ended the stream
     } else if (r) {
       const d = await r.json().catch(() => ({}));
       notice(d.error || "the live stream was refused (HTTP " + r.status + ")");
@@ -203,6 +265,13 @@ async function follow() {
     $("link").textContent = "reconnecting";
     await sleep(r && r.status === 503 ? 10000 : 2000);
   }
+}
+
+function serverGone() {
+  $("link").textContent = "server stopped";
+  const note = $("ended").querySelector("p");
+  if (note) note.textContent = "This page's server stopped at " + new Date().toLocaleTimeString()
+    + "; what is shown here stays (a reload would find nothing).";
 }
 
 async function start() {
@@ -215,9 +284,23 @@ async function start() {
   follow();
 }
 
+$("raw").onchange = () => $("stream").classList.toggle("raw-on", $("raw").checked);
+// A line that starts with "?" (or the full-width "？") is a side question wherever it is
+// typed, as in the terminal: never an inbox line, never an answer.
+// Returns whether the line was one (then it is asked, and the box emptied once sent).
+function asideIn(input) {
+  const found = /^\s*[?？]\s*([\s\S]*)$/.exec(input.value);
+  if (!found) return false;
+  const question = found[1].trim();
+  if (!question) { notice("ask something after the ?"); return true; }
+  post("/aside", {question}).then((r) => { if (r.ok) input.value = ""; });
+  return true;
+}
 $("inbox").onsubmit = async (ev) => { ev.preventDefault(); const t = ev.target.text;
+  if (asideIn(t)) return;
   if (t.value.trim()) { const r = await post("/inbox", {text: t.value}); if (r.ok) t.value = ""; } };
 $("aside").onsubmit = async (ev) => { ev.preventDefault(); const q = ev.target.question;
+  if (asideIn(q)) return;  // "? where are we" here too: the ? is not part of the question
   if (q.value.trim()) { const r = await post("/aside", {question: q.value}); if (r.ok) q.value = ""; } };
 // Documents are rendered by the server, inert: raw HTML as text, no image loads, links
 // to the web marked external (render.py).
