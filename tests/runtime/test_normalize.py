@@ -22,7 +22,11 @@ async def test_a_run_reports_every_kind_a_watcher_tells_apart(
         [
             conversation(
                 "main",
-                Turn(thinking="let me look", tools=bash("seq 1 2000").tools),
+                Turn(
+                    thinking="let me look",
+                    tools=bash("seq 1 2000").tools,
+                    usage={"input_tokens": 4321},
+                ),
                 bash("cat missing.txt"),
                 text("done"),
             )
@@ -42,7 +46,7 @@ async def test_a_run_reports_every_kind_a_watcher_tells_apart(
     assert "system" in kinds and kinds[-1] == "result"
     assert kinds.index("thinking") < kinds.index("tool") < kinds.index("tool_result")
     thinking = next(e for e in events if e.kind == "thinking")
-    assert thinking.payload == {"text": "let me look", "subagent": False}
+    assert thinking.payload == {"text": "let me look", "subagent": False, "context": 4321}
     ok, failed = [e.payload for e in events if e.kind == "tool_result"]
     assert not ok["error"] and ok["text"].startswith("1 2 3") and len(ok["text"]) == RESULT_PREVIEW
     assert failed["error"] and "missing.txt" in failed["text"]
@@ -90,4 +94,5 @@ def test_a_message_of_an_unknown_type_is_reported_not_dropped() -> None:
         pass
 
     (event,) = normalize(Novel(), step="s")
-    assert (event.kind, event.payload, event.step) == ("unknown", {"type": "Novel"}, "s")
+    assert (event.kind, event.step) == ("unknown", "s")
+    assert event.payload == {"type": "Novel", "subagent": False, "context": None}

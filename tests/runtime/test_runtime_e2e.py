@@ -109,7 +109,7 @@ async def test_a_step_with_bash_succeeds_and_its_manifest_row_is_complete(
     assert r.num_turns == 2 and r.cost_usd > 0 and r.context == 500
     assert r.ended_at >= r.started_at > 0 and r.duration_s == r.ended_at - r.started_at
     assert [p["name"] for p in events.of("tool")] == ["Bash"]
-    assert events.of("text") == [{"text": "done", "subagent": False}]
+    assert events.of("text") == [{"text": "done", "subagent": False, "context": 500}]
     assert events.of("result")[0]["ok"] is True
     assert rt.results == [r]
 

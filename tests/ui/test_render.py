@@ -37,7 +37,7 @@ SAMPLE: dict[str, Any] = {
     "max_retries": 3, "retry_delay_ms": 0, "error_status": 529, "choice": "accept",
     "files": [{"path": "/ws/CLAUDE.md", "action": "appended", "warning": "2 start markers"}],
     "mechanical": False, "why": "", "audited": 2, "open_items": {"mail": 1, "failed_check": 1},
-    "stopped": False, "summed_up": False,
+    "stopped": False, "summed_up": False, "tool": "Bash", "thread": "main",
     "spent": 0.0412, "cap": 0.05, "left": 0.0088, "run": "4111abcd", "suggested": 0.11,
     "via": "page", "code": 0, "cost": 0.5, "side_usd": 0.02, "side_count": 1,
     "failed_at": None, "aborted": None, "manifest": "/ws/runs/manifest.json",
@@ -62,6 +62,9 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
     "override": [{"choice": c} for c in ("accept", "change_goal", "misjudged")],
     "bequest": [{"mechanical": True, "why": "HTTP 400"}, {"files": []}],
     "budget": [{"phase": p} for p in ("spent", "near", "reached")] + [{"cap": None}],
+    "error": [{"class": c} for c in ("transient", "fatal", "unknown")],
+    "reset": [{"degraded": False}, {"degraded": True, "path": None}],
+    "refused": [{"thread": "main"}, {"thread": "subagent"}],
     "aside": [{"answer": None}, {"answer": "在干活", "via": ""}, {"ok": False}],
 }  # fmt: skip
 

@@ -275,10 +275,18 @@ async def run_attempt(
             emit(Event(kind, payload, step=step), on_event)
 
     refusals = Refusals(rt, step)
+    #: Each thread's context as its latest reply reported it (None: the main thread; a
+    #: subagent by the id of the Agent call it runs under), for the events of messages
+    #: that carry no usage of their own (tool results, system notices).
+    levels: dict[str | None, int] = {}
 
     def show(message: Any) -> None:
         if watch:
-            for event in normalize(message, step=step):
+            thread = getattr(message, "parent_tool_use_id", None)
+            known = levels.get(thread) or (live.ctx if thread is None else 0) or None
+            for event in normalize(message, step=step, context=known):
+                if event.payload.get("context"):
+                    levels[thread] = event.payload["context"]
                 emit(event, on_event)
                 refused = refusals.see(event, got.session_id)
                 if refused is not None:

@@ -67,23 +67,30 @@ def emit(event: Event, on_event: EventCallback | None = None) -> None:
             print(f"flower: an event observer failed on {event.kind!r}: {exc!r}", file=sys.stderr)
 
 
-def normalize(message: Any, *, step: str | None = None) -> list[Event]:
+def normalize(message: Any, *, step: str | None = None, context: int | None = None) -> list[Event]:
     """What one SDK message means to a watcher, as events in the order they happened.
 
     One function turns the SDK's message types into flower's event kinds, so the
     Runtime, a replay of a stored run and a test read messages the same way:
 
-    - an assistant message: ``text`` / ``thinking`` (``{"text", "subagent"}``) and
-      ``tool`` (``{"name", "input", "id", "subagent"}``) per content block;
+    - an assistant message: ``text`` / ``thinking`` (``{"text"}``) and ``tool``
+      (``{"name", "input", "id"}``) per content block;
     - a user message carrying tool results: ``tool_result`` (``{"id", "text",
-      "error", "subagent"}``, the text cut to :data:`RESULT_PREVIEW` characters);
+      "error"}``, the text cut to :data:`RESULT_PREVIEW` characters);
     - a system message: ``system`` (``{"subtype", "session_id"}``; an ``api_retry``
       adds :data:`API_RETRY_KEYS`);
     - anything else (a stream event, a rate-limit notice, a type this version does
       not know): ``unknown`` (``{"type"}``).
 
+    Every one of these message events also carries ``subagent`` (whether a subagent's
+    thread said it, not the main thread) and ``context`` (the tokens in that thread's
+    context window when it was said: an assistant message's own usage, else ``context``
+    as the caller last saw it for that thread; ``None`` when nobody knows yet), so a view
+    can tell a worker's chatter from the coordinator's and show how full each is.
+
     The CLI's synthetic error replies (model ``<synthetic>``) and the final result
-    message give nothing here: the Runtime reports those as ``retry`` and ``result``.
+    message give nothing here: the Runtime reports those as ``retry``, ``error`` and
+    ``result``.
     """
     from claude_agent_sdk import (
         AssistantMessage,
@@ -96,31 +103,35 @@ def normalize(message: Any, *, step: str | None = None) -> list[Event]:
         UserMessage,
     )
 
+    data = getattr(message, "data", None)
+    thread = getattr(message, "parent_tool_use_id", None) or (
+        data.get("parent_tool_use_id") if isinstance(data, dict) else None
+    )
+    level = context
+
     def event(kind: str, payload: dict[str, Any]) -> Event:
-        return Event(kind, payload, step=step)
+        return Event(kind, {**payload, "subagent": thread is not None, "context": level}, step)
 
     if isinstance(message, AssistantMessage):
         if message.model == "<synthetic>":
             return []
-        sub = message.parent_tool_use_id is not None
+        from flower.stores.transcript import context_size
+
+        level = context_size(message.usage or {}) or context
         found: list[Event] = []
         for block in message.content:
             if isinstance(block, ToolUseBlock):
                 found.append(
-                    event(
-                        "tool",
-                        {"name": block.name, "input": block.input, "id": block.id, "subagent": sub},
-                    )
+                    event("tool", {"name": block.name, "input": block.input, "id": block.id})
                 )
             elif isinstance(block, TextBlock) and block.text.strip():
-                found.append(event("text", {"text": block.text, "subagent": sub}))
+                found.append(event("text", {"text": block.text}))
             elif isinstance(block, ThinkingBlock) and block.thinking.strip():
-                found.append(event("thinking", {"text": block.thinking, "subagent": sub}))
+                found.append(event("thinking", {"text": block.thinking}))
         return found
     if isinstance(message, UserMessage):
         if not isinstance(message.content, list):
             return []
-        sub = message.parent_tool_use_id is not None
         return [
             event(
                 "tool_result",
@@ -128,14 +139,13 @@ def normalize(message: Any, *, step: str | None = None) -> list[Event]:
                     "id": block.tool_use_id,
                     "text": _preview(block.content),
                     "error": bool(block.is_error),
-                    "subagent": sub,
                 },
             )
             for block in message.content
             if isinstance(block, ToolResultBlock)
         ]
     if isinstance(message, SystemMessage):
-        data = message.data if isinstance(message.data, dict) else {}
+        data = data if isinstance(data, dict) else {}
         payload = {"subtype": message.subtype, "session_id": data.get("session_id")}
         if message.subtype == "api_retry":  # the CLI retrying inside one attempt
             payload.update({key: data.get(key) for key in API_RETRY_KEYS})

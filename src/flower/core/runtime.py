@@ -34,9 +34,10 @@ from flower.core.handoff import is_overflow
 from flower.core.manifest import Manifest, manifest_row, mirror_step, new_run_id
 from flower.core.relay import hand_off
 from flower.core.resilience import Resilience, classify, endpoint
-from flower.core.result import KILLED, STOPPED, StepResult, stopped_by
+from flower.core.result import KILLED, StepResult, stopped_by
 from flower.core.signals import DEFAULT_SIGNALS
 from flower.core.signals import rescue_on_signals as _rescue_on_signals
+from flower.core.step_events import ended, reset
 from flower.core.workbench import Workbench
 
 if TYPE_CHECKING:
@@ -413,6 +414,10 @@ class Runtime:
                         self, self._live, spec, step, task, result, on_event, overflow=overflow
                     )
                     result.retired.append(sid)
+                    generation = len(result.retired)
+                    emit(
+                        reset(step, sid, generation, path=doc.path, degraded=doc.degraded), on_event
+                    )
                     result.session_id = None
                     resume, fork, resume_at = None, False, None
                     prompt = doc.prompt_block()
@@ -538,14 +543,5 @@ class Runtime:
             if self._current is result:
                 self._current = None
         mirror_step(self, manifest_row(result, self.run_id))
-        emit(
-            Event(
-                "result",
-                {"ok": result.ok, "session_id": result.session_id, "cost_usd": result.cost_usd,
-                 "num_turns": result.num_turns, "error": result.error, "context": result.context,
-                 "attempts": result.attempts, "duration_s": result.duration_s,
-                 "stopped": not result.ok and (result.error or "").startswith(STOPPED)},
-                step=result.step,
-            ),
-            on_event,
-        )  # fmt: skip
+        for event in ended(result):  # ``error`` when it failed, then ``result``
+            emit(event, on_event)

@@ -184,6 +184,8 @@ class Renderer:
             "result": self._result,
             "unknown": self._unknown,
             "budget": self._budget,
+            "error": self._error,
+            "reset": self._reset,
         }
 
     def _say(self, text: str, style: str = "", indent: int = 0) -> None:
@@ -557,6 +559,21 @@ class Renderer:
             self._say(f"! budget: {spent}{share}; the run stops at the cap, {left} left", "yellow")
         elif self.verbose:
             self._say(f"budget: {spent}", "dim")
+
+    # ``error`` and ``reset`` are kinds for views that want them; here the ``result`` line
+    # and the handoff's ``done`` line already say so, and only -v adds these details.
+    def _error(self, p: dict[str, Any], step: str | None) -> None:
+        if self.verbose:
+            tries = plural(int(p.get("attempts") or 0), "attempt")
+            error = one_line(p.get("error") or "", 200)
+            self._say(f"x {p.get('class', '?')} error after {tries}: {error}", "dim")
+
+    def _reset(self, p: dict[str, Any], step: str | None) -> None:
+        if self.verbose:
+            base = "a degraded handoff" if p.get("degraded") else "the handoff"
+            self._say(
+                f"~ generation {p.get('generation', '?')} starts a new session from {base}", "dim"
+            )
 
     def _unknown(self, p: dict[str, Any], step: str | None) -> None:
         if self.verbose:
