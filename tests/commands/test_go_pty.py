@@ -8,6 +8,7 @@ agents made) and types what a person would type.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -358,6 +359,14 @@ def test_side_questions_and_an_inbox_line_while_it_works(
     assert "旁路问答" not in main_steps
     aside = json.loads((workspace / "runs" / "aside" / "manifest.json").read_text("utf-8"))
     assert [row["step"] for row in aside] == ["旁路问答", "旁路问答"]
+    # the closing total counts the side questions, and says their part
+    said = " ".join(run.text.split())
+    total = re.search(r"\* done - total \$(\d+\.\d{4}) \(side questions \$(\d+\.\d{4})\)", said)
+    assert total, said[-600:]
+    side_usd = sum(float(row["cost_usd"]) for row in aside)
+    steps_usd = sum(float(row["cost_usd"]) for row in manifest(workspace))
+    assert side_usd > 0 and float(total.group(2)) == pytest.approx(side_usd, abs=6e-5)
+    assert float(total.group(1)) == pytest.approx(steps_usd + side_usd, abs=6e-5)
     oracle_prompt = user_texts(scripted_model.requests_for("oracle")[0])[0]
     assert "现在到哪了" in oracle_prompt and "确认需求" in oracle_prompt  # recent events
 
