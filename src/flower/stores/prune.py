@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.lang import localized
+from flower.stores.mask import MaskPolicy
 from flower.stores.transcript import (
     LINK_FIELDS,
     Entry,
@@ -141,6 +142,7 @@ class PruningSessionStore(TrimmingSessionStore):
     """The store a Runtime uses: prune, then expire, then trim, all inside ``load()``.
 
     :param prune: The :class:`PrunePolicy` (default ``PrunePolicy()``: keep one denial).
+    :param mask: The :class:`~flower.stores.mask.MaskPolicy` (default: on when trimming is).
     """
 
     def __init__(
@@ -150,9 +152,10 @@ class PruningSessionStore(TrimmingSessionStore):
         policy: TrimPolicy | None = None,
         ephemeral: EphemeralPolicy | None = None,
         prune: PrunePolicy | None = None,
+        mask: MaskPolicy | None = None,
     ) -> None:
         self.prune_policy = prune if prune is not None else PrunePolicy()
-        super().__init__(path, workspace, policy=policy, ephemeral=ephemeral)
+        super().__init__(path, workspace, policy=policy, ephemeral=ephemeral, mask=mask)
 
     def _prepare(self, entries: list[Any]) -> list[Any]:
         return self.prune(entries)

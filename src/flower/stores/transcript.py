@@ -60,6 +60,21 @@ def tool_results(entries: list[Entry]) -> Iterator[tuple[int, Entry, dict[str, A
                 yield index, entry, block
 
 
+def counted_results(entries: list[Entry]) -> list[tuple[int, Entry, dict[str, Any]]]:
+    """The ``tool_result`` blocks the CLI sends the model on resume, oldest first.
+
+    An old-format transcript (CLI 1.x) keeps its subagents' lines inline, marked
+    ``isSidechain: true``; the CLI resumes along the main chain and never sends them, so
+    they are left out. A subagent's own transcript (every line a sidechain) counts whole.
+    """
+    found = list(tool_results(entries))
+    if any(entry.get("isSidechain") is True for _, entry, _ in found) and any(
+        entry.get("isSidechain") is not True for entry in entries if entry.get("type") == "user"
+    ):
+        return [r for r in found if r[1].get("isSidechain") is not True]
+    return found
+
+
 def tool_uses(entries: list[Entry]) -> dict[str, tuple[int, dict[str, Any]]]:
     """``tool_use_id -> (index, block)`` for every ``tool_use`` block."""
     found: dict[str, tuple[int, dict[str, Any]]] = {}

@@ -34,10 +34,11 @@ Choices the seed leaves open, made here:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,20 +46,19 @@ from typing import Any
 from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
 from flower.core.ephemeral import is_ephemeral
-from flower.core.lang import EN, current, localized
+from flower.core.lang import EN, current
 from flower.core.redact import current as current_redactor
 from flower.core.redact import watch
 from flower.core.workbench import atomic_write, keep_out_of_git
+from flower.stores.expire import CMD_CHARS as CMD_CHARS
+from flower.stores.expire import EXPIRED_TEXT as EXPIRED_TEXT
+from flower.stores.expire import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
+from flower.stores.expire import EphemeralPolicy, ResultBlocks, expire, replace_text
 from flower.stores.handout import Handouts
+from flower.stores.mask import MaskPolicy, boundary, maskable, masked_text, never_masked
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.statements import key_of
-from flower.stores.transcript import (
-    Entry,
-    is_synthetic,
-    text_length,
-    tool_results,
-    tool_uses,
-)
+from flower.stores.transcript import Entry, counted_results, text_length, tool_uses
 
 __all__ = [
     "EphemeralPolicy",
@@ -69,20 +69,11 @@ __all__ = [
     "trim_report",
 ]
 
-#: ``tool_results(entries)`` as a list: (line index, line, tool_result block).
-ResultBlocks = list[tuple[int, Entry, dict[str, Any]]]
-
-#: The checker lexes a command each time; a session repeats the same few commands
-#: (``git status``, ``ls``) hundreds of times, and every load asks again for each.
-_ephemeral = functools.lru_cache(maxsize=4096)(is_ephemeral)
-
 #: Text blocks shorter than this stay in place: a pointer would not be shorter.
 SMALL_TEXT = 200
 #: How much of a spilled result the pointer quotes.
 HEAD_LINES = 3
 HEAD_CHARS = 200
-#: Longest command quoted in an expiry note.
-CMD_CHARS = 80
 
 
 @dataclass
@@ -104,36 +95,6 @@ class TrimPolicy:
     enabled: bool = True
 
 
-#: What a stale one-off result becomes (the seed's default of ``EphemeralPolicy.text``),
-#: and its English, used when the language in effect at load time is English
-#: (:mod:`flower.core.lang`); a text you set on the policy stays as given.
-EXPIRED_TEXT = "[{cmd} 的结果已过期(第 {age} 轮前),当前状态可能已变。需要请重新执行]"
-EXPIRED_TEXT_EN = (
-    "[The result of {cmd} is out of date (from {age} round(s) ago); the state may have"
-    " changed since. Run it again if you need it]"
-)
-
-
-@dataclass
-class EphemeralPolicy:
-    """Expire the results of one-off commands (``git status``, ``ls``) that went stale.
-
-    Only Bash results whose command :func:`is_ephemeral` accepts; Read results never
-    expire. Expired content is dropped, not spilled.
-
-    Attributes:
-        enabled: ``False`` skips expiry entirely.
-        keep_recent: The newest ephemeral results that stay.
-        max_chars: Longer ephemeral results are left to trimming (see the module doc).
-        text: The note left in place; ``{cmd}`` is the command, ``{age}`` the rounds ago.
-    """
-
-    enabled: bool = True
-    keep_recent: int = 6
-    max_chars: int = 2000
-    text: str = EXPIRED_TEXT
-
-
 class TrimmingSessionStore(SqliteSessionStore):
     """:class:`SqliteSessionStore` whose ``load()`` expires and trims.
 
@@ -141,6 +102,10 @@ class TrimmingSessionStore(SqliteSessionStore):
         workspace: The project folder; spill files go under it.
         policy: The :class:`TrimPolicy`.
         ephemeral: The :class:`EphemeralPolicy`.
+        mask: The :class:`~flower.stores.mask.MaskPolicy` (observation masking, in chunks
+            the prompt cache survives); by default on exactly when trimming is.
+        now: The clock a load compares the session's last line with (seconds since the
+            epoch), to tell a cold prompt cache from a warm one.
         last_report: What the latest ``load()`` did, e.g. ``{"expired": 3,
             "trimmed": 2, "trimmed_chars": 48211}`` (pruning adds its own counts).
     """
@@ -151,10 +116,13 @@ class TrimmingSessionStore(SqliteSessionStore):
         workspace: str | Path,
         policy: TrimPolicy | None = None,
         ephemeral: EphemeralPolicy | None = None,
+        mask: MaskPolicy | None = None,
     ) -> None:
         self.workspace = Path(workspace)
         self.policy = policy if policy is not None else TrimPolicy()
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralPolicy()
+        self.mask = mask if mask is not None else MaskPolicy()
+        self.now: Callable[[], float] = time.time
         self.last_report: dict[str, int] = {}
         #: What recent loads handed out: a fork's copy of it is stored as the original.
         self.handouts = Handouts()
@@ -204,16 +172,35 @@ class TrimmingSessionStore(SqliteSessionStore):
         return rows
 
     def _reshape(self, entries: list[Any]) -> list[Any]:
-        """Everything ``load()`` does after reading, in the seed's order (runs in a thread)."""
+        """Everything ``load()`` does after reading, in the seed's order (runs in a thread):
+        prune, expire, mask, trim."""
         self.last_report = {}
         entries = self._prepare(entries)
-        # Expiry and trimming change blocks in place, never lines: one walk serves both.
-        results = list(tool_results(entries))
+        # Expiry, masking and trimming change blocks in place, never lines: one walk
+        # serves all three, and it counts the main chain's results only.
+        results = counted_results(entries)
         if self.ephemeral.enabled:
             entries = self.expire(entries, results=results)
+        if self.masking:
+            # Cache-aware (:func:`~flower.stores.mask.boundary`): the oldest ``reach``
+            # results change only when the boundary moves, in chunks or all the way on a
+            # cold cache, so a warm cache's prefix survives the loads between two moves.
+            # Expiry and trimming keep the seed's windows (newest 6, newest 20) around it:
+            # expiry's notes are short and never masked, and by default masking's reach
+            # (newest 6 plus less than a chunk) is past trimming's newest 20, so trimming
+            # only meets what masking leaves (a human's answers, a failed spill).
+            reach = boundary(self.mask, entries, [i for i, _, _ in results], self.now())
+            if reach:
+                entries = self.apply_mask(entries, results[:reach])
         if self.policy.enabled:
             entries = self.trim(entries, results=results)
         return entries
+
+    @property
+    def masking(self) -> bool:
+        """Whether ``load()`` masks old results (:attr:`mask`; by default, as trimming)."""
+        enabled = self.mask.enabled
+        return self.policy.enabled if enabled is None else enabled
 
     def _prepare(self, entries: list[Any]) -> list[Any]:
         """A step before expiry, for subclasses (pruning); none here."""
@@ -225,46 +212,69 @@ class TrimmingSessionStore(SqliteSessionStore):
     # --- expiry -----------------------------------------------------------------------
 
     def expire(self, entries: list[Entry], *, results: ResultBlocks | None = None) -> list[Entry]:
-        """Replace stale ephemeral Bash results with ``ephemeral.text`` (in place).
+        """Replace stale ephemeral Bash results with ``ephemeral.text`` (in place;
+        :func:`flower.stores.expire.expire`).
 
-        ``results``: ``tool_results(entries)`` when the caller has it already.
+        ``results``: ``counted_results(entries)`` when the caller has it already (the main
+        chain's: an old transcript's inline subagent lines are never sent, so they neither
+        count nor change). With masking on and ``mask.supersede``, a glance that ran
+        again later expires too, below masking's boundary.
         """
-        policy = self.ephemeral
-        uses = tool_uses(entries)
-        found: list[tuple[int, dict[str, Any], str]] = []
-        for index, entry, block in tool_results(entries) if results is None else results:
-            if entry.get("isCompactSummary") is True:
-                continue
-            use = uses.get(str(block.get("tool_use_id")))
-            if use is None or use[1].get("name") != "Bash":
-                continue
-            tool_input = use[1].get("input")
-            command = tool_input.get("command") if isinstance(tool_input, dict) else None
-            if not isinstance(command, str) or not _ephemeral(command):
-                continue
-            if text_length(block.get("content")) > policy.max_chars:
-                continue
-            found.append((index, block, command))
-        stale = found[: max(len(found) - max(policy.keep_recent, 0), 0)]
-        if not stale:
-            return entries
-        ages = _rounds_after(entries)
-        for index, block, command in stale:
-            text = localized(policy.text, EXPIRED_TEXT, EXPIRED_TEXT_EN)
-            note = text.format(cmd=_shorten(command), age=ages[index])
-            block["content"] = replace_text(block.get("content"), note)
-        self._count("expired", len(stale))
+        pool = counted_results(entries) if results is None else results
+        below = None
+        if self.masking and self.mask.supersede:
+            below = boundary(self.mask, entries, [i for i, _, _ in pool], self.now())
+        expired = expire(entries, pool, self.ephemeral, superseded_below=below)
+        if expired:
+            self._count("expired", expired)
         return entries
+
+    # --- masking ----------------------------------------------------------------------
+
+    def apply_mask(self, entries: list[Entry], results: ResultBlocks) -> list[Entry]:
+        """Replace the text of each of ``results`` (the oldest, below the boundary) that is
+        long enough with a placeholder naming its spill file (in place).
+
+        A result trimming would spill (``policy.min_chars`` or more) gets trimming's
+        pointer, which quotes its first lines: a large result reads the same whether
+        masking or trimming reached it first; a shorter one gets the one-line placeholder.
+        """
+        uses = tool_uses(entries)
+        large = self.policy.min_chars if self.policy.enabled else None
+        for _index, entry, block in results:
+            if entry.get("isCompactSummary") is True or not maskable(block, self.mask):
+                continue
+            call = str(block.get("tool_use_id") or "result")
+            use = uses.get(call)
+            if use is not None and never_masked(use[1].get("name")):
+                continue
+            content = block.get("content")
+            try:
+                if large is not None and text_length(content) >= large:
+                    block["content"] = self._spill(call, content)
+                    saved = text_length(content) - text_length(block["content"])
+                else:
+                    block["content"], saved = masked_text(content, self._mask_file)
+            except (OSError, ValueError):  # ValueError: keep_out_of_git met a link
+                self._count("spill_failed")
+                continue
+            self._count("masked")
+            self._count("masked_chars", saved)
+        return entries
+
+    def _mask_file(self, name: str, body: str) -> Path:
+        """The spill file holding ``body`` (redacted, as every spill file is)."""
+        return self._write_spill(name, current_redactor().redact(body))
 
     # --- trimming ---------------------------------------------------------------------
 
     def trim(self, entries: list[Entry], *, results: ResultBlocks | None = None) -> list[Entry]:
         """Spill large old tool results to files and leave pointers (in place).
 
-        ``results``: ``tool_results(entries)`` when the caller has it already.
+        ``results``: ``counted_results(entries)`` when the caller has it already.
         """
         policy = self.policy
-        results = list(tool_results(entries)) if results is None else results
+        results = counted_results(entries) if results is None else results
         old = results[: max(len(results) - max(policy.keep_recent, 0), 0)]
         for _index, entry, block in old:
             if entry.get("isCompactSummary") is True:
@@ -342,6 +352,7 @@ class TrimmingSessionStore(SqliteSessionStore):
 
 #: ``last_report`` key -> how :func:`trim_report` words it (``{n}`` is the count).
 _REPORT_WORDS = (
+    ("masked", "{n} old tool result(s) masked (kept whole in spill files)"),
     ("trimmed", "{n} large tool result(s) replaced by pointers to files"),
     ("expired", "{n} stale one-off result(s) marked expired"),
     ("api_errors", "{n} retry-storm error line(s) left out"),
@@ -379,30 +390,3 @@ def _no_links(workspace: Path, relative: str) -> None:
         here = here / part
         if here.is_symlink():
             raise OSError(f"{here} is a symlink: no spill file is written through it")
-
-
-def replace_text(content: Any, text: str) -> Any:
-    """``content`` with its plain text replaced by ``text``; image/document blocks stay."""
-    if isinstance(content, list):
-        kept = [b for b in content if not (isinstance(b, dict) and b.get("type") == "text")]
-        return [{"type": "text", "text": text}, *kept]
-    return text
-
-
-def _rounds_after(entries: list[Entry]) -> list[int]:
-    """For each line, how many model replies (distinct assistant messages) follow it."""
-    after = [0] * len(entries)
-    seen: set[Any] = set()
-    for index in range(len(entries) - 1, -1, -1):
-        after[index] = len(seen)
-        entry = entries[index]
-        if entry.get("type") == "assistant" and not is_synthetic(entry):
-            message = entry.get("message")
-            msg_id = message.get("id") if isinstance(message, dict) else None
-            seen.add(msg_id or ("line", index))
-    return after
-
-
-def _shorten(command: str) -> str:
-    command = " ".join(command.split())
-    return command if len(command) <= CMD_CHARS else command[: CMD_CHARS - 1] + "…"

@@ -1,0 +1,154 @@
+"""Expiry at resume time: the stale results of one-off commands become a short note.
+
+A ``git status`` or an ``ls`` says how things stood when it ran; twenty replies later it
+misleads more than it helps. :class:`EphemeralPolicy` keeps the newest ``keep_recent``
+such results (by :func:`~flower.core.ephemeral.is_ephemeral`) and replaces the text of
+the older ones with ``EphemeralPolicy.text``. Split from :mod:`flower.stores.trim`,
+which runs it inside ``load()`` and re-exports these names.
+
+The note must read the same at every later load: the API caches prompt prefixes, and a
+note whose "N rounds ago" grew at each resume would change old context every time, so
+the whole conversation after it would be written to the cache again (1.25x the input
+price, where a cached read is 0.1x or less). So ``{age}`` is counted up to the prompt
+that followed what made the result stale (the first load that expired it), not up to
+this load.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from flower.core.ephemeral import is_ephemeral
+from flower.core.lang import localized
+from flower.stores.mask import is_prompt
+from flower.stores.transcript import Entry, is_synthetic, text_length, tool_uses
+
+__all__ = ["EXPIRED_TEXT", "EXPIRED_TEXT_EN", "EphemeralPolicy", "expire", "replace_text"]
+
+#: ``counted_results(entries)``: (line index, line, tool_result block), oldest first.
+ResultBlocks = list[tuple[int, Entry, dict[str, Any]]]
+
+#: The checker lexes a command each time; a session repeats the same few commands
+#: (``git status``, ``ls``) hundreds of times, and every load asks again for each.
+_ephemeral = functools.lru_cache(maxsize=4096)(is_ephemeral)
+
+#: Longest command quoted in an expiry note.
+CMD_CHARS = 80
+
+#: What a stale one-off result becomes (the seed's default of ``EphemeralPolicy.text``),
+#: and its English, used when the language in effect at load time is English
+#: (:mod:`flower.core.lang`); a text you set on the policy stays as given.
+EXPIRED_TEXT = "[{cmd} 的结果已过期(第 {age} 轮前),当前状态可能已变。需要请重新执行]"
+EXPIRED_TEXT_EN = (
+    "[The result of {cmd} is out of date (from {age} round(s) ago); the state may have"
+    " changed since. Run it again if you need it]"
+)
+
+
+@dataclass
+class EphemeralPolicy:
+    """Expire the results of one-off commands (``git status``, ``ls``) that went stale.
+
+    Only Bash results whose command :func:`is_ephemeral` accepts; Read results never
+    expire. Expired content is dropped, not spilled.
+
+    Attributes:
+        enabled: ``False`` skips expiry entirely.
+        keep_recent: The newest ephemeral results that stay.
+        max_chars: Longer ephemeral results are left to trimming (see the module doc).
+        text: The note left in place; ``{cmd}`` is the command, ``{age}`` the rounds ago.
+    """
+
+    enabled: bool = True
+    keep_recent: int = 6
+    max_chars: int = 2000
+    text: str = EXPIRED_TEXT
+
+
+def expire(
+    entries: list[Entry],
+    results: ResultBlocks,
+    policy: EphemeralPolicy,
+    *,
+    superseded_below: int | None = None,
+) -> int:
+    """Replace stale ephemeral Bash results among ``results`` with the policy's note (in
+    place); the number expired.
+
+    ``superseded_below``: among the oldest this many of ``results`` (below masking's
+    boundary, where old context changes only when the boundary moves), a glance that
+    ran again later is stale too, even among the newest ``keep_recent``.
+    """
+    uses = tool_uses(entries)
+    found: list[tuple[int, dict[str, Any], str, int]] = []
+    for position, (index, entry, block) in enumerate(results):
+        if entry.get("isCompactSummary") is True:
+            continue
+        use = uses.get(str(block.get("tool_use_id")))
+        if use is None or use[1].get("name") != "Bash":
+            continue
+        tool_input = use[1].get("input")
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        if not isinstance(command, str) or not _ephemeral(command):
+            continue
+        if text_length(block.get("content")) > policy.max_chars:
+            continue
+        found.append((index, block, command, position))
+    keep = max(policy.keep_recent, 0)
+    old = max(len(found) - keep, 0)
+    later: dict[str, int] = {}  # command -> line of its newest run so far (walking back)
+    picked: list[tuple[int, dict[str, Any], str, int]] = []
+    for n in range(len(found) - 1, -1, -1):
+        index, block, command, position = found[n]
+        key = " ".join(command.split())
+        since: list[int] = []  # lines whose arrival made this result stale
+        if n < old:
+            since.append(found[n + keep][0])
+        if superseded_below is not None and position < superseded_below and key in later:
+            since.append(later[key])
+        later[key] = index
+        if since:
+            picked.append((index, block, command, min(since)))
+    if not picked:
+        return 0
+    ages = _rounds_after(entries)
+    prompts = [i for i, entry in enumerate(entries) if is_prompt(entry)]
+    text = localized(policy.text, EXPIRED_TEXT, EXPIRED_TEXT_EN)
+    for index, block, command, since_line in picked:
+        # The age as of the load that first expired it (the first prompt after what made
+        # it stale), not as of this load: see the module doc.
+        then = next((p for p in prompts if p > since_line), None)
+        age = ages[index] - (ages[then] if then is not None else 0)
+        block["content"] = replace_text(
+            block.get("content"), text.format(cmd=_shorten(command), age=age)
+        )
+    return len(picked)
+
+
+def replace_text(content: Any, text: str) -> Any:
+    """``content`` with its plain text replaced by ``text``; image/document blocks stay."""
+    if isinstance(content, list):
+        kept = [b for b in content if not (isinstance(b, dict) and b.get("type") == "text")]
+        return [{"type": "text", "text": text}, *kept]
+    return text
+
+
+def _rounds_after(entries: list[Entry]) -> list[int]:
+    """For each line, how many model replies (distinct assistant messages) follow it."""
+    after = [0] * len(entries)
+    seen: set[Any] = set()
+    for index in range(len(entries) - 1, -1, -1):
+        after[index] = len(seen)
+        entry = entries[index]
+        if entry.get("type") == "assistant" and not is_synthetic(entry):
+            message = entry.get("message")
+            msg_id = message.get("id") if isinstance(message, dict) else None
+            seen.add(msg_id or ("line", index))
+    return after
+
+
+def _shorten(command: str) -> str:
+    command = " ".join(command.split())
+    return command if len(command) <= CMD_CHARS else command[: CMD_CHARS - 1] + "…"

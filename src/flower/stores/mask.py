@@ -1,0 +1,217 @@
+"""Observation masking at resume time: old tool results leave the context in chunks.
+
+Why: a long-running coordinator's context is mostly what its tools returned (worker
+reports, glances at the repository, files read), and almost none of it is read again after
+the next few turns. Trimming (:class:`~flower.stores.trim.TrimPolicy`: results of 2000+
+characters older than the newest 20) saved 0-5 % on real transcripts, because most results
+are shorter than that and 20 is most of a round. Hiding old observations behind a
+placeholder halves an agent's cost at an equal solve rate (Lindenbauer et al., "The
+Complexity Trap", arXiv 2508.21433); Anthropic's server-side clearing of old tool results
+cut 84 % of the tokens of a 100-turn search. flower does it at load time, in the store:
+
+- every tool result of the main chain older than the newest ``keep_recent``, with at least
+  ``min_chars`` of text, is replaced by a one-line placeholder naming a spill file that
+  holds the text byte for byte (the same folder and writer as trimming), so nothing is
+  lost: the original is one ``Read`` away;
+- a human's answers (``mcp__human__*``) and compact summaries are never masked;
+- what changes is chosen so the prompt cache survives it. A change to old content makes the
+  API write everything after it again (1.25x the input price, against 0.1x or less for a
+  cached read), so masking "the newest 6 and no more" at every resume would pay that
+  rewrite every round for a few results each time. Instead the boundary (how many of the
+  oldest results are masked) moves in steps of ``chunk`` results, and between steps the
+  view is the same as last time, byte for byte: the cached prefix stays valid. When the
+  cache is cold anyway (the session's last line is older than ``cold_after`` seconds: a
+  wake after a pause, a judge that took long) the boundary moves all the way at once,
+  since nothing cached is lost by it. The boundary is computed from the stored lines and
+  their timestamps alone (a gap longer than ``cold_after`` before a prompt marks a cold
+  resume in the past), so every load of the same history draws it in the same place;
+- old-format transcripts (CLI 1.x) keep a subagent's lines inline, marked
+  ``isSidechain``; the CLI never sends them, so they are neither counted nor masked.
+
+Like the other load policies this never changes a stored row (docs/storage.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from flower.stores.transcript import Entry, text_length
+
+__all__ = [
+    "MASK_TEXT",
+    "MASK_TEXT_EN",
+    "MaskPolicy",
+    "boundary",
+    "is_prompt",
+    "masked_text",
+    "placeholder",
+]
+
+#: The placeholder a masked result becomes; ``{n}`` its characters, ``{path}`` the file.
+MASK_TEXT = "[较早的工具输出({n} 字符)已移出上下文,原文在 {path}]"
+MASK_TEXT_EN = "[Older tool output ({n} characters) moved out of the context: {path}]"
+#: Tools whose results are never masked: what the human said.
+NEVER_MASKED = ("mcp__human__",)
+#: Text blocks shorter than this stay inside a masked list content.
+SMALL_TEXT = 200
+
+
+@dataclass
+class MaskPolicy:
+    """Which old tool results leave the resumed context, and when.
+
+    Attributes:
+        enabled: ``False`` masks nothing. ``None`` (the store's default) follows the
+            trim policy: ``Runtime(trim=False)`` turns off both.
+        keep_recent: The newest main-chain tool results that always stay whole.
+        min_chars: A result with less text stays (a placeholder would save little).
+        chunk: The boundary moves in steps of this many results while the cache may be
+            warm (1: every load, the cache-breaking way).
+        cold_after: Seconds after the session's last line past which the prompt cache
+            has expired (the API's default TTL is 5 minutes): the boundary then moves
+            all the way. ``None`` never assumes a cold cache.
+        supersede: A glance (``is_ephemeral``) run again later is expired even among the
+            newest ``EphemeralPolicy.keep_recent``: only its newest result says anything.
+    """
+
+    enabled: bool | None = None
+    keep_recent: int = 6
+    min_chars: int = 400
+    chunk: int = 12
+    cold_after: float | None = 300.0
+    supersede: bool = False
+
+
+def boundary(
+    policy: MaskPolicy,
+    entries: list[Entry],
+    counted: list[int],
+    now: float,
+    keep: int | None = None,
+) -> int:
+    """How many of the oldest counted results may be masked or expired at this load.
+
+    ``counted``: the line index of each counted tool result, oldest first. The boundary is
+    the furthest of: the chunked one (``keep`` back from the newest, rounded down to a
+    multiple of ``chunk``), and the full one at every cold point (this load, when the last
+    line is older than ``cold_after``; every past prompt that came that long after the line
+    before it). ``keep``: the newest results that stay (``policy.keep_recent``; expiry
+    passes its own when smaller, so a cold load expires exactly what the seed says).
+    """
+    total = len(counted)
+    keep = max(policy.keep_recent if keep is None else keep, 0)
+    step = max(policy.chunk, 1)
+    reach = max(total - keep, 0) // step * step
+    if policy.cold_after is None or not counted:
+        return reach
+    for line in _cold_points(entries, now, policy.cold_after):
+        before = _count_before(counted, line)
+        reach = max(reach, before - keep)
+    return min(max(reach, 0), max(total - keep, 0))
+
+
+def _cold_points(entries: list[Entry], now: float, cold_after: float) -> list[int]:
+    """Line indexes at which the session resumed on a cold cache: every prompt that came
+    ``cold_after`` seconds after the line before it, and the end (this load) when the
+    newest line is that old, or when no line says when it was written (nothing tells a
+    warm cache from a cold one, and a reshape then costs at most one rewrite)."""
+    points: list[int] = []
+    previous: float | None = None
+    for index, entry in enumerate(entries):
+        stamp = _when(entry)
+        if stamp is None:
+            continue
+        if previous is not None and stamp - previous > cold_after and is_prompt(entry):
+            points.append(index)
+        previous = stamp if previous is None else max(previous, stamp)
+    if previous is None or now - previous > cold_after:  # no time at all: assume cold
+        points.append(len(entries))
+    return points
+
+
+def _count_before(counted: list[int], line: int) -> int:
+    n = 0
+    for index in counted:
+        if index >= line:
+            break
+        n += 1
+    return n
+
+
+def _when(entry: Entry) -> float | None:
+    stamp = entry.get("timestamp")
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def is_prompt(entry: Entry) -> bool:
+    """A user line that says something (a prompt), not one carrying tool results."""
+    if entry.get("type") != "user":
+        return False
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return True
+    return isinstance(content, list) and not any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
+
+
+def never_masked(tool_name: str | None) -> bool:
+    return bool(tool_name) and str(tool_name).startswith(NEVER_MASKED)
+
+
+def placeholder(n: int, path: Path) -> str:
+    """The one line a masked result becomes, in the language in effect at load time."""
+    text = MASK_TEXT
+    try:  # the language switch, where this flower has one
+        from flower.core.lang import EN, current
+
+        if current() == EN:
+            text = MASK_TEXT_EN
+    except ImportError:  # pragma: no cover - older trees
+        pass
+    return text.format(n=f"{n:,}", path=path)
+
+
+def masked_text(content: Any, write: Callable[[str, str], Path]) -> tuple[Any, int]:
+    """``content`` with its text replaced by placeholders, and the characters saved.
+
+    ``write(name, text)`` stores ``text`` whole and returns the file; it raises
+    ``OSError``/``ValueError`` when it cannot, and then ``content`` is returned as it was.
+    A string is masked whole; in a list, each text block of :data:`SMALL_TEXT` or more
+    gets its own file and placeholder, and image or document blocks stay.
+    """
+    if isinstance(content, str):
+        line = placeholder(len(content), write(_name(content), content))
+        return line, len(content) - len(line)
+    if not isinstance(content, list):
+        return content, 0
+    out: list[Any] = []
+    saved = 0
+    for item in content:
+        if isinstance(item, dict) and item.get("type") == "text":
+            body = str(item.get("text", ""))
+            if len(body) >= SMALL_TEXT:
+                line = placeholder(len(body), write(_name(body), body))
+                saved += len(body) - len(line)
+                item = {**item, "text": line}
+        out.append(item)
+    return out, saved
+
+
+def _name(body: str) -> str:
+    return "m-" + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def maskable(block: dict[str, Any], policy: MaskPolicy) -> bool:
+    return text_length(block.get("content")) >= max(policy.min_chars, 1)

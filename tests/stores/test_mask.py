@@ -1,0 +1,193 @@
+"""Observation masking at load time: old results leave the context in cache-friendly
+chunks, each one Read away in a spill file; subagent lines of old transcripts don't count."""
+
+from __future__ import annotations
+
+import copy
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.stores.mask import MaskPolicy
+from flower.stores.prune import PruningSessionStore
+from flower.stores.transcript import counted_results
+from flower.stores.trim import EphemeralPolicy, TrimPolicy
+
+from .builder import Transcript, results
+
+pytestmark = pytest.mark.anyio
+
+KEY = {"project_key": "proj", "session_id": "s1"}
+MASKED = re.compile(r"已移出上下文,原文在 (\S+)\]$")
+START = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+
+
+def output(n: int, size: int = 900) -> str:
+    return (f"result {n}: line of output with ünïcode\r\n" * (size // 30 + 1))[:size]
+
+
+def session(calls: int, *, gap_before: dict[int, float] | None = None) -> Transcript:
+    """``calls`` Bash calls with 900-character results, one a minute (``gap_before``:
+    seconds of silence before the prompt that precedes call N)."""
+    t = Transcript()
+    t.prompt("work")
+    for n in range(calls):
+        if gap_before and n in gap_before:
+            t.prompt(f"resume {n}")
+        t.call(f"make step{n}", output(n))
+    when = START
+    for line in t.lines:
+        content = line["message"]["content"]
+        if gap_before and isinstance(content, str) and content.startswith("resume "):
+            when += timedelta(seconds=gap_before[int(content.split()[1])])
+        when += timedelta(seconds=10)
+        line["timestamp"] = when.isoformat().replace("+00:00", "Z")
+    return t
+
+
+async def load(
+    tmp_path: Path, workspace: Path, lines: list[dict[str, Any]], now: float, **mask: Any
+) -> tuple[PruningSessionStore, list[dict[str, Any]]]:
+    store = PruningSessionStore(
+        tmp_path / "s.db",
+        workspace,
+        policy=TrimPolicy(enabled=True),
+        mask=MaskPolicy(**{"keep_recent": 2, "chunk": 4, **mask}),
+    )
+    store.now = lambda: now
+    await store.delete(KEY)
+    await store.append(KEY, copy.deepcopy(lines))
+    out = await store.load(KEY)
+    assert out is not None
+    return store, out
+
+
+def last_time(t: Transcript) -> float:
+    return datetime.fromisoformat(t.lines[-1]["timestamp"].replace("Z", "+00:00")).timestamp()
+
+
+def masked_ids(out: list[dict[str, Any]]) -> list[str]:
+    return [k for k, v in results(out).items() if isinstance(v, str) and MASKED.search(v)]
+
+
+async def test_old_results_are_masked_and_recoverable_byte_for_byte(
+    tmp_path: Path, workspace: Path
+) -> None:
+    t = session(10)
+    store, out = await load(tmp_path, workspace, t.lines, now=last_time(t) + 3600)  # cold
+    got = results(out)
+    ids = list(got)
+    masked = masked_ids(out)
+    assert masked == ids[:8]  # all but the newest two
+    assert [got[i] for i in ids[8:]] == [output(8), output(9)]
+    for n, call in enumerate(masked):
+        path = Path(MASKED.search(got[call]).group(1))
+        assert path.read_bytes() == output(n).encode()  # the original, byte for byte
+        assert path.is_relative_to(workspace.resolve())
+    assert store.last_report["masked"] == 8
+    stored = await store.stored(KEY)
+    assert stored == t.lines  # the rows never change
+
+
+async def test_while_the_cache_is_warm_the_boundary_moves_in_chunks_only(
+    tmp_path: Path, workspace: Path
+) -> None:
+    views = []
+    for calls in (7, 8, 9, 10):
+        t = session(calls)
+        _, out = await load(tmp_path, workspace, t.lines, now=last_time(t) + 30)  # warm
+        views.append(masked_ids(out))
+    # keep 2, chunk 4: 7 and 8 calls mask 4; 9 and 10 mask 4 too (10 - 2 = 8 -> 8)
+    assert [len(v) for v in views] == [4, 4, 4, 8]
+    assert views[0] == views[1] == views[2] and views[3][:4] == views[0]
+
+
+async def test_a_cold_resume_in_the_past_keeps_its_reach_at_every_later_load(
+    tmp_path: Path, workspace: Path
+) -> None:
+    t = session(9, gap_before={7: 900})  # a 15-minute pause before call 7's prompt
+    _, out = await load(tmp_path, workspace, t.lines, now=last_time(t) + 30)
+    # the cold resume came after 7 results: it masked 7 - 2 = 5; the warm chunk rule alone
+    # would mask 4, and a later warm load must not unmask the fifth
+    assert len(masked_ids(out)) == 5
+
+
+async def test_a_human_s_answers_are_never_masked(tmp_path: Path, workspace: Path) -> None:
+    t = session(0)
+    answer = t.call("q", "the human said: use CRLF " * 40, tool="mcp__human__ask")
+    for n in range(6):
+        t.call(f"make {n}", output(n))
+    _, out = await load(tmp_path, workspace, t.lines, now=1e12)  # cold: 7 - 2 = 5 below
+    assert results(out)[answer].startswith("the human said")
+    assert len(masked_ids(out)) == 4
+
+
+async def test_old_format_subagent_lines_neither_count_nor_change(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """CLI 1.x wrote a subagent's lines inline (``isSidechain: true``); the CLI never sends
+    them, so they must not push the main chain's results out of the newest kept."""
+    t = Transcript()
+    t.prompt("go")
+    main = [t.call(f"make {n}", output(n, 2500)) for n in range(4)]
+    for n in range(30):  # a subagent's work, inline, after the main calls
+        t.call(f"sub {n}", output(n, 2500))
+        t.lines[-1]["isSidechain"] = t.lines[-2]["isSidechain"] = True
+    store = PruningSessionStore(
+        tmp_path / "s.db",
+        workspace,
+        policy=TrimPolicy(keep_recent=3, enabled=True),
+        ephemeral=EphemeralPolicy(),
+        mask=MaskPolicy(enabled=False),
+    )
+    await store.append(KEY, copy.deepcopy(t.lines))
+    out = await store.load(KEY)
+    assert out is not None
+    got = results(out)
+    assert store.last_report.get("trimmed") == 1  # only the 4th-newest main result
+    assert got[main[1]] == output(1, 2500) and got[main[3]] == output(3, 2500)
+    assert all(got[k] == v for k, v in results(t.lines).items() if k not in main)
+    assert len(counted_results(out)) == 4
+
+
+def test_a_subagent_s_own_transcript_counts_whole() -> None:
+    t = Transcript()
+    t.prompt("task")
+    for n in range(3):
+        t.call(f"ls {n}", "x")
+    for line in t.lines:
+        line["isSidechain"] = True
+    assert len(counted_results(t.lines)) == 3
+
+
+def rounds(n: int, glances: int) -> Transcript:
+    """``n`` rounds: a prompt, a 900-character result, a glance (``git status``) in the
+    first ``glances`` rounds, a reply; a minute between lines (the cache stays warm)."""
+    t = Transcript()
+    for r in range(n):
+        t.prompt(f"round {r}")
+        t.call(f"make part{r}", output(r))
+        if r < glances:
+            t.call("git status", f"On branch main\nmodified: src/part{r}.py\n")
+        t.say(f"round {r} done")
+    for k, line in enumerate(t.lines):
+        line["timestamp"] = (START + timedelta(minutes=k)).isoformat().replace("+00:00", "Z")
+    return t
+
+
+async def test_between_two_moves_the_old_view_is_the_same_byte_for_byte(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """What the cache holds survives a warm resume: the lines of the shorter session come
+    back the same in the longer one's view, expiry notes ("N rounds ago") included."""
+    views = []
+    for n in (13, 15):  # 23 and 25 results, keep 2: the boundary stays at 12
+        t = rounds(n, glances=10)
+        store, out = await load(tmp_path, workspace, t.lines, now=last_time(t) + 30, chunk=12)
+        views.append(out)
+        assert store.last_report.get("expired")  # glances past the newest six did expire
+    shorter, longer = views
+    assert longer[: len(shorter)] == shorter
