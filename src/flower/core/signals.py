@@ -45,7 +45,9 @@ def rescue_on_signals(
 
     Must be entered in the main thread (Python delivers signals only there). A signal
     this process ignores (``nohup`` sets SIGHUP to ignore) stays ignored; a signal the
-    platform lacks is skipped. The previous handlers come back when the block ends.
+    platform lacks is skipped. The previous handlers come back when the block ends
+    (not when it ends on one of the signals: the process is leaving, and a second
+    signal during the rest of the way out still leaves at once with 128 + signum).
     """
     if threading.current_thread() is not threading.main_thread():
         raise RuntimeError("rescue_on_signals() must be entered in the main thread")
@@ -56,6 +58,7 @@ def rescue_on_signals(
         if exiting.is_set():  # a second signal while unwinding: leave now
             _leave(code)
         exiting.set()
+        _stop_clis()  # first: a CLI left to finish its turn acts with nobody keeping it
         try:
             rescue()
         except BaseException as exc:  # the rescue must not stop the exit
@@ -76,8 +79,9 @@ def rescue_on_signals(
             signal.signal(sig, handler)
         yield
     finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old if old is not None else signal.SIG_DFL)
+        if not exiting.is_set():  # leaving on a signal: a second one still means "now"
+            for sig, old in previous.items():
+                signal.signal(sig, old if old is not None else signal.SIG_DFL)
 
 
 #: Where the SDK keeps the reaper it registers with ``atexit`` (a private name: looked up,
@@ -85,12 +89,23 @@ def rescue_on_signals(
 _SDK_TRANSPORT = "claude_agent_sdk._internal.transport.subprocess_cli"
 
 
-def _leave(code: int) -> None:
-    """``os._exit(code)``, after asking the SDK's CLI subprocesses still alive to stop."""
+def _stop_clis() -> None:
+    """SIGTERM to every CLI subprocess the SDK has running (its own reaper).
+
+    Sent the moment a stop signal arrives, not when unwinding reaches the SDK's close:
+    until then the CLI goes on with its turn (the Bash call ends, its next request
+    reaches the model, the next call runs) while this flower, stopping, keeps none of
+    it. The chaos harness (benchmarks/chaos) caught a CLI sending requests after its
+    flower's SIGTERM."""
     reaper = getattr(sys.modules.get(_SDK_TRANSPORT), "_kill_active_children", None)
     if callable(reaper):
         with contextlib.suppress(Exception):
             reaper()
+
+
+def _leave(code: int) -> None:
+    """``os._exit(code)``, after asking the SDK's CLI subprocesses still alive to stop."""
+    _stop_clis()
     os._exit(code)
 
 

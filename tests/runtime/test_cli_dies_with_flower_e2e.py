@@ -1,0 +1,116 @@
+"""A CLI never goes on without its flower (found by the chaos harness, benchmarks/chaos).
+
+A ``flower`` process that ends, by SIGTERM or by SIGKILL, must take its Claude Code CLI
+with it at once. A CLI left running finishes its turn on its own: its commands run, its
+requests reach the model, and none of it reaches the session store (the flower that
+mirrored it is gone), while the job's retry resumes the same session in a new flower:
+two processes driving one session, and a resumed model that never hears of the calls.
+Real SDK, real bundled CLI, the scripted model; the flower is a child process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from flower.testing import ScriptedModel, bash, conversation, text
+
+pytestmark = [pytest.mark.e2e]
+
+#: The Bash call the signal lands in; what the CLI does after it is the question.
+SLOW = "echo started && sleep 1.5"
+AFTER = "echo after >> after.txt"
+
+CHILD = textwrap.dedent(
+    """
+    import anyio, sys
+    from flower.core.agent import AgentSpec
+    from flower.core.runtime import Runtime
+
+    rt = Runtime(workspace=sys.argv[1], run_dir=sys.argv[2])
+    spec = AgentSpec(name="w", instructions="", allowed_tools=["Bash"])
+
+    def on_event(event):
+        if event.kind == "tool":
+            print("TOOL", flush=True)
+
+    async def main():
+        await rt.run(spec, "build the thing", step_name="work", on_event=on_event)
+
+    with rt.rescue_on_signals(grace=10.0):
+        anyio.run(main)
+    """
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == pid:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc")
+@pytest.mark.parametrize("signame", ["SIGTERM"])
+def test_the_cli_ends_with_its_flower(
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    signame: str,
+) -> None:
+    scripted_model.play([conversation("main", bash(SLOW), bash(AFTER), text("done"))])
+    env = {**os.environ, **{k: v for k, v in claude_env.items() if v}}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(workspace), str(tmp_path / "runs")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    clis: list[int] = []
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "TOOL"
+        clis = _children(child.pid)
+        assert clis, "no CLI under the flower"
+        time.sleep(0.3)  # the Bash call is running
+        signalled = time.time()
+        child.send_signal(getattr(signal, signame))
+        child.wait(timeout=30)
+        time.sleep(2.5)  # past the end of the Bash call: an orphan CLI would go on
+        deadline = time.monotonic() + 10  # the CLI's own way out may take a moment
+        while (left := [pid for pid in clis if _alive(pid)]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        for pid in clis:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if child.poll() is None:
+            child.kill()
+    late = [r for r in scripted_model.requests if r.at > signalled and "count_tokens" not in r.path]
+    assert not left, f"the CLI outlived its flower ({signame})"
+    assert not late, f"the CLI sent {len(late)} requests after its flower got {signame}"
+    assert not (workspace / "after.txt").exists()
