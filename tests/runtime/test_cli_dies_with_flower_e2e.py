@@ -72,7 +72,7 @@ def _children(pid: int) -> list[int]:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc")
-@pytest.mark.parametrize("signame", ["SIGTERM"])
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGKILL"])
 def test_the_cli_ends_with_its_flower(
     scripted_model: ScriptedModel,
     claude_env: dict[str, str],

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from flower.core.agent import build_options
 from flower.core.budget import budget_for
 from flower.core.events import Event, EventCallback, emit, normalize
+from flower.core.lifeline import watch_new_clis
 from flower.core.refusals import Refusals
 from flower.core.scope import SessionScopes
 from flower.plugin_types import SessionRequest
@@ -334,6 +335,7 @@ async def run_attempt(
         # the SDK starts the CLI, which it passes on as TRACEPARENT).
         with SessionScopes(session):
             async with ClaudeSDKClient(options) as client, anyio.create_task_group() as tasks:
+                watch_new_clis()  # the CLI ends with this flower, even by SIGKILL
                 if watch and rt.handoff.guessed:
                     live.window = rt.handoff.window_for(await reported_window(client))
                 tasks.start_soon(interrupt_when_asked, client)

@@ -1,0 +1,126 @@
+"""A Claude Code CLI never outlives the flower that started it, however that flower ends.
+
+A flower ended by SIGKILL (``kill -9``, the OOM killer, a supervisor's last resort) runs
+no code on the way out, and its CLI is a separate process: it goes on with its turn on
+its own, its commands run and its requests reach the model, while nothing of it reaches
+the session store (the flower that mirrored it is gone). Worse, the run's retry resumes
+the same session in a new flower while the orphan still drives it. The chaos harness
+(benchmarks/chaos) caught an orphan CLI running a whole worker after its flower's kill.
+
+So each flower process has a lifeline: a small watcher process (plain Python, no site
+packages) reading a pipe from the flower. The flower tells it each CLI it starts; when
+the pipe ends, which the kernel does when the flower ends, however it ends, the watcher
+sends SIGTERM to those CLIs still running (SIGKILL five seconds later), checking each
+one's start time first so a reused pid is never hit. Portable to any POSIX system; no
+watcher where one cannot be started (the CLIs then live as before).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+from typing import Any
+
+__all__ = ["watch_new_clis"]
+
+#: Where the SDK keeps its running CLI processes (a private name: looked up, never
+#: imported, so a later SDK without it only loses the lifeline).
+_SDK_TRANSPORT = "claude_agent_sdk._internal.transport.subprocess_cli"
+
+_WATCHER = r"""
+import os, signal, sys, time
+for name in ("SIGINT", "SIGHUP", "SIGTERM"):  # only the pipe's end ends the watch
+    signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+def started(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+def alive(pid, when):
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return when is None or started(pid) == when
+
+watched = {}
+for line in sys.stdin:
+    for word in line.split():
+        if word.isdigit():
+            watched[int(word)] = started(int(word))
+left = [p for p, w in watched.items() if alive(p, w)]
+for pid in left:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        pass
+deadline = time.monotonic() + 5
+while left and time.monotonic() < deadline:
+    time.sleep(0.1)
+    left = [p for p in left if alive(p, watched[p])]
+for pid in left:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+_lock = threading.Lock()
+_watcher: subprocess.Popen[str] | None = None
+_owner = 0  # the pid that started the watcher (a forked child needs its own)
+_told: set[int] = set()
+
+
+def watch_new_clis() -> None:
+    """Tell this process's watcher about every CLI the SDK has started since the last
+    call (started with the watcher on first use). Cheap; never raises."""
+    children = getattr(sys.modules.get(_SDK_TRANSPORT), "_ACTIVE_CHILDREN", None)
+    if not children:
+        return
+    pids = [pid for pid in (getattr(p, "pid", None) for p in list(children)) if pid]
+    with _lock:
+        fresh = [pid for pid in pids if pid not in _told]
+        if not fresh:
+            return
+        watcher = _start()
+        if watcher is None or watcher.stdin is None:
+            return
+        try:
+            watcher.stdin.write("".join(f"{pid}\n" for pid in fresh))
+            watcher.stdin.flush()
+        except (OSError, ValueError):
+            return
+        _told.update(fresh)
+
+
+def _start() -> subprocess.Popen[str] | None:
+    global _watcher, _owner
+    if _watcher is not None and _owner == os.getpid() and _watcher.poll() is None:
+        return _watcher
+    _told.clear()
+    kwargs: dict[str, Any] = {}
+    if os.name == "posix":
+        kwargs["start_new_session"] = True  # a Ctrl-C or a group's SIGTERM spares it
+    try:
+        _watcher = subprocess.Popen(
+            [sys.executable, "-S", "-c", _WATCHER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            close_fds=True,
+            **kwargs,
+        )
+    except OSError:
+        _watcher = None
+        return None
+    _owner = os.getpid()
+    with contextlib.suppress(AttributeError):  # not waited for: it outlives us on purpose
+        _watcher._child_created = False  # type: ignore[attr-defined]
+    return _watcher
