@@ -4,8 +4,12 @@ Runs ``python -c pass``, ``flower --help``, ``flower plugins list``, ``flower st
 (a folder with a run, its manifest, lineage and a SQLite store holding a step and a
 ruling) and ``import claude_agent_sdk`` (what every run pays before its first request,
 and what ``status`` must not) alternately, so machine noise hits all alike, and reports
-medians and the difference from the bare interpreter. Targets: ``flower --help`` at most
-0.25 s above ``python -c pass``; ``flower status`` below the SDK's import alone.
+medians and the difference from the bare interpreter, twice: wall time (what a user
+waits) and CPU time (user + system of the process, which other work on a shared
+machine does not inflate; the verdict uses it, so a busy machine cannot fail or pass
+the target by itself). Targets: ``flower --help`` and ``flower plugins list`` at most
+0.10 s above ``python -c pass``; ``flower status`` below the SDK's import alone.
+``tests/test_startup.py`` pins what each light command may import.
 
     python benchmarks/startup.py [--rounds 15]
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -22,7 +27,9 @@ import time
 from pathlib import Path
 
 FLOWER = str(Path(sys.executable).parent / "flower")
-TARGET_S = 0.25
+TARGET_S = 0.10
+#: The commands held to ``TARGET_S`` above the bare interpreter.
+LIGHT = ("flower --help", "flower plugins list")
 
 
 def subjects(ws: Path) -> dict[str, list[str]]:
@@ -53,10 +60,14 @@ def a_run(ws: Path) -> None:
     database.close()
 
 
-def wall(cmd: list[str]) -> float:
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one run of ``cmd``."""
     started = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed")
+    return time.perf_counter() - started, usage.ru_utime + usage.ru_stime
 
 
 def main() -> int:
@@ -67,33 +78,43 @@ def main() -> int:
         a_run(Path(folder))
         commands = subjects(Path(folder))
         for cmd in commands.values():  # warm the page cache once
-            wall(cmd)
-        times: dict[str, list[float]] = {name: [] for name in commands}
+            timed(cmd)
+        walls: dict[str, list[float]] = {name: [] for name in commands}
+        cpus: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(rounds):
             for name, cmd in commands.items():
-                times[name].append(wall(cmd))
-    base = statistics.median(times["python -c pass"])
+                wall, cpu = timed(cmd)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+    wall = {name: statistics.median(samples) for name, samples in walls.items()}
+    cpu = {name: statistics.median(samples) for name, samples in cpus.items()}
+    bare_wall, bare_cpu = wall["python -c pass"], cpu["python -c pass"]
     print(
-        f"{'subject':22} {'median s':>9} {'above bare':>11} {'ratio':>6}"
-        f"   ({rounds} alternated rounds)"
+        f"{'subject':24} {'wall s':>7} {'above':>7} {'ratio':>6}  {'cpu s':>6} {'above':>7}"
+        f" {'ratio':>6}   (medians of {rounds} alternated rounds)"
     )
-    for name, samples in times.items():
-        med = statistics.median(samples)
-        print(f"{name:22} {med:9.3f} {med - base:+11.3f} {med / base:6.2f}")
-    over = statistics.median(times["flower --help"]) - base
-    verdict = "meets" if over <= TARGET_S else "MISSES"
-    print(
-        f"flower --help is {over:.3f} s above the bare interpreter:"
-        f" {verdict} the {TARGET_S} s target"
-    )
-    status = statistics.median(times["flower status"])
-    sdk = statistics.median(times["import claude_agent_sdk"])
+    for name in walls:
+        print(
+            f"{name:24} {wall[name]:7.3f} {wall[name] - bare_wall:+7.3f}"
+            f" {wall[name] / bare_wall:6.2f}  {cpu[name]:6.3f} {cpu[name] - bare_cpu:+7.3f}"
+            f" {cpu[name] / bare_cpu:6.2f}"
+        )
+    ok = True
+    for name in LIGHT:
+        over = cpu[name] - bare_cpu
+        ok = ok and over <= TARGET_S
+        print(
+            f"{name} is {over:.3f} s of CPU ({wall[name] - bare_wall:.3f} s of wall time) above"
+            f" the bare interpreter: {'meets' if over <= TARGET_S else 'MISSES'} the"
+            f" {TARGET_S} s target"
+        )
+    status, sdk = cpu["flower status"], cpu["import claude_agent_sdk"]
     light = status < sdk
     print(
-        f"flower status takes {status / sdk:.2f}x the SDK's import alone:"
+        f"flower status takes {status / sdk:.2f}x the CPU of the SDK's import alone:"
         f" {'meets' if light else 'MISSES'} the below-1x target"
     )
-    return 0 if over <= TARGET_S and light else 1
+    return 0 if ok and light else 1
 
 
 if __name__ == "__main__":

@@ -220,3 +220,24 @@ def test_unknown_public_names_raise_attribute_error() -> None:
 def test_every_public_name_imports() -> None:
     code = "import flower\nfor name in flower.__all__:\n    getattr(flower, name)\n"
     subprocess.run([sys.executable, "-c", code], check=True)  # a fresh process: no warm caches
+
+
+def test_the_entry_point_reader_agrees_with_importlib_metadata(plugin_site: Path) -> None:
+    """flower.discovery (which spares every command importing importlib.metadata) finds
+    the same entry points, distributions and versions, third-party ones included."""
+    code = (
+        "import json\n"
+        "from importlib.metadata import entry_points\n"
+        "from flower.discovery import entry_points as ours\n"
+        "theirs = sorted((e.name, e.value, e.dist.metadata['Name'], e.dist.version)"
+        " for e in entry_points(group='flower'))\n"
+        "mine = sorted((f.name, f.value, f.distribution, f.version) for f in ours('flower'))\n"
+        "print(json.dumps([theirs, mine]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(plugin_site)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    theirs, mine = json.loads(done.stdout)
+    assert {row[2] for row in theirs} >= {"flower-plugin-sample", "flower-plugin-broken"}
+    assert mine == theirs

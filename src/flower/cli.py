@@ -44,7 +44,10 @@ class FlowerGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         at = _first_word(args)
-        if at < len(args) and (args[at] in self._all_commands(ctx) or args[at] in _META):
+        # built-in names first: `flower plugins list`, `flower status` need no plugin's command
+        if at < len(args) and (args[at] in self.commands or args[at] in _META):
+            return super().parse_args(ctx, args)
+        if at < len(args) and args[at] in self._all_commands(ctx):
             return super().parse_args(ctx, args)
         if at == len(args) and any(a in _META for a in args):
             return super().parse_args(ctx, args)

@@ -45,8 +45,8 @@ if TYPE_CHECKING:
         RoleFactory,
         SessionRequest,
         StoreSettings,
+        View,
     )
-    from flower.ui.render import View
     from flower.ui.terminal import Terminal
 
 PROJECT = "flower"
@@ -375,7 +375,7 @@ def flower_renderer(terminal: Terminal, verbose: bool) -> View | None:
     returns; the default (``flower_plugins.render``) is :class:`flower.ui.render.Renderer`.
     A view is called with every :class:`~flower.core.events.Event` of the run and has
     ``banner(state, *, context, workspace)`` and ``closing(*, ok, cost, manifest,
-    failed_at, aborted)`` (the :class:`flower.ui.render.View` protocol). Print only
+    failed_at, aborted)`` (the :class:`flower.plugin_types.View` protocol). Print only
     through ``terminal.line``: it strips escape sequences from what the model and tools
     said, wraps by display width, keeps the input line alive and holds the lock that
     stops two flower processes from tearing each other's lines.

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from flower.core.agent import AgentSpec
+    from flower.core.events import Event
     from flower.stores.prune import PrunePolicy
     from flower.stores.trim import EphemeralPolicy, TrimPolicy
 
@@ -183,3 +184,23 @@ class SessionRequest:
     watch: bool = True
     env: dict[str, str] = field(default_factory=dict)
     outcome: Any = None
+
+
+class View(Protocol):
+    """What a driver needs from a run view (what ``flower_renderer`` returns; the
+    terminal's is :class:`flower.ui.render.Renderer`). Here, with the other types hooks
+    take and return, so the hookspecs name it without reaching into the terminal code."""
+
+    def __call__(self, event: Event) -> None: ...
+
+    def banner(self, state: dict[str, Any], *, context: int, workspace: Path) -> None: ...
+
+    def closing(
+        self,
+        *,
+        ok: bool,
+        cost: float,
+        manifest: Path,
+        failed_at: str | None,
+        aborted: str | None,
+    ) -> None: ...

@@ -16,18 +16,17 @@ Two environment variables choose what loads, as in ``llm`` and ``conda``:
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import import_module
-from importlib.metadata import Distribution, EntryPoint, entry_points
 from typing import Any
 
 import pluggy
 
 from flower import hookspecs
+from flower.discovery import Found
 
 ENTRY_POINT_GROUP = "flower"
 
@@ -83,6 +82,8 @@ def _register_checked(pm: pluggy.PluginManager, plugin: object, name: str) -> No
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
+        import difflib
+
         pm.unregister(plugin)
         known = [n for n in dir(hookspecs) if n.startswith("flower_")]
         unknown = [n for n in dir(plugin) if n.startswith("flower_") and n not in known]
@@ -93,13 +94,6 @@ def _register_checked(pm: pluggy.PluginManager, plugin: object, name: str) -> No
                 f"unknown hook {wrong!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
             )
         raise pluggy.PluginValidationError(plugin, "; ".join(hints) or str(exc)) from None
-
-
-def _dist_of(ep: EntryPoint) -> tuple[str, str]:
-    dist: Distribution | None = getattr(ep, "dist", None)
-    if dist is None:
-        return ep.name, "?"
-    return dist.metadata["Name"] or ep.name, dist.version
 
 
 def _flower_version() -> str:
@@ -129,7 +123,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
         record.hooks = _hooks_of(pm, module)
 
     for ep in _entry_points():
-        dist_name, version = _dist_of(ep)
+        dist_name, version = ep.distribution, ep.version
         record = PluginRecord(ep.name, dist_name, version, default=False)
         _records.append(record)
         if {ep.name, dist_name} & disabled or (
@@ -152,14 +146,38 @@ def get_plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
-def _entry_points() -> list[EntryPoint]:
+def _entry_points() -> list[Found]:
+    """The ``flower`` entry points, by name (the first of a name on the path wins).
+
+    Read by :mod:`flower.discovery` (every command, ``--help`` included, pays for this,
+    and ``importlib.metadata`` would be a third of ``flower --help``'s start-up), which
+    defers to ``importlib.metadata`` for a path it does not read.
+    """
+    from flower.discovery import entry_points
+
+    listed = entry_points(ENTRY_POINT_GROUP)
+    if listed is None:
+        listed = _metadata_entry_points()
     seen: set[str] = set()
     found = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in listed:
         if ep.name not in seen:  # the same distribution on the path twice
             seen.add(ep.name)
             found.append(ep)
     return sorted(found, key=lambda ep: ep.name)
+
+
+def _metadata_entry_points() -> list[Found]:
+    """The same list from ``importlib.metadata`` (zips and eggs on the path, finders that
+    add distributions)."""
+    from importlib.metadata import entry_points
+
+    found = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        dist = getattr(ep, "dist", None)
+        name = (dist.metadata["Name"] or ep.name) if dist is not None else ep.name
+        found.append(Found(ep.name, ep.value, name, dist.version if dist is not None else "?"))
+    return found
 
 
 def _describe(exc: BaseException) -> str:

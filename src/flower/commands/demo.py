@@ -44,10 +44,8 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -156,6 +154,8 @@ def demo(
     finally:
         watch.stop()
         model.stop()
+        import shutil  # here, not at the top: `flower --help` loads this module
+
         shutil.rmtree(home, ignore_errors=True)
     if watch.died:
         code = EXIT_FAILED
@@ -326,6 +326,8 @@ def _start_model(port: int) -> tuple[ScriptedModel, Path]:
             " stopped before anything ran, nothing was sent anywhere",
             EXIT_FAILED,
         )
+    import tempfile  # here, not at the top: `flower --help` loads this module
+
     try:
         home = Path(tempfile.mkdtemp(prefix="flower-demo-home-"))
     except OSError as exc:

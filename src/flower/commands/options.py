@@ -21,7 +21,9 @@ from typing import Any, TypeVar
 
 import click
 
-from flower.core.budget import BUDGET_ENV
+#: ``flower.core.budget.BUDGET_ENV``, spelled here so that building the command line (and
+#: ``flower --help``) does not import the budget's machinery (sockets, threads).
+BUDGET_ENV = "FLOWER_BUDGET"
 
 F = TypeVar("F", bound=Callable[..., Any])
 

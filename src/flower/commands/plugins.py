@@ -30,16 +30,56 @@ def plugins_list(as_json: bool, show_all: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    from rich.console import Console
-    from rich.table import Table
+    cells = [
+        [
+            row["name"],
+            row["version"],
+            "\n".join(row["hooks"]) or "-",
+            row["status"] if row["status"] != "error" else f"error: {row['error']}",
+        ]
+        for row in rows
+    ]
+    for line in table(["name", "version", "hooks", "status"], cells):
+        click.echo(line)
 
-    table = Table(title=None, show_lines=False)
-    for column in ("name", "version", "hooks", "status"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        status = row["status"] if row["status"] != "error" else f"[red]error[/red]: {row['error']}"
-        table.add_row(row["name"], row["version"], "\n".join(row["hooks"]) or "-", status)
-    Console().print(table)
+
+def table(header: list[str], rows: list[list[str]], width: int | None = None) -> list[str]:
+    """A boxed table, as rich draws one, in a few lines of its own: ``flower plugins list``
+    is run to see what is installed, and importing rich would double its start-up.
+
+    A cell may hold several lines; when the table is wider than ``width`` (default: the
+    terminal's), the widest column is folded until it fits (never below 10 characters).
+    """
+    import shutil
+    import textwrap
+
+    width = width or shutil.get_terminal_size((100, 24)).columns
+    lines = [[cell.splitlines() or [""] for cell in row] for row in rows]
+    widths = [
+        max([len(name)] + [len(part) for row in lines for part in row[i]])
+        for i, name in enumerate(header)
+    ]
+    while sum(widths) + 3 * len(widths) + 1 > width and max(widths) > 10:
+        widest = widths.index(max(widths))
+        widths[widest] = max(10, widths[widest] - (sum(widths) + 3 * len(widths) + 1 - width))
+    folded = [
+        [[piece for part in cell for piece in textwrap.wrap(part, w) or [""]]
+         for cell, w in zip(row, widths, strict=True)]
+        for row in lines
+    ]  # fmt: skip
+
+    def rule(left: str, fill: str, mid: str, right: str) -> str:
+        return left + mid.join(fill * (w + 2) for w in widths) + right
+
+    def cells(parts: list[str], bar: str) -> str:
+        return bar + bar.join(f" {p:<{w}} " for p, w in zip(parts, widths, strict=True)) + bar
+
+    out = [rule("┏", "━", "┳", "┓"), cells(header, "┃"), rule("┡", "━", "╇", "┩")]
+    for row in folded:
+        for k in range(max(len(cell) for cell in row)):
+            out.append(cells([cell[k] if k < len(cell) else "" for cell in row], "│"))
+    out.append(rule("└", "─", "┴", "┘"))
+    return out
 
 
 def plugin_rows() -> list[dict[str, Any]]:
@@ -79,4 +119,4 @@ def plugin_rows() -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-__all__ = ["plugin_rows", "plugins"]
+__all__ = ["plugin_rows", "plugins", "table"]

@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import NoReturn
@@ -115,6 +113,8 @@ def serve(
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: stop.set())  # each one stops it the same clean way
+    import tempfile  # here, not at the top: `flower --help` loads this module
+
     made_home = home is None
     home = home or Path(tempfile.mkdtemp(prefix="flower-scripted-"))
     seen = 0
@@ -146,6 +146,8 @@ def serve(
         if env_file is not None and written is not None:
             _remove_if_ours(env_file, written)
         if made_home:  # ours, and it holds the CLI's config and transcripts: leave no trace
+            import shutil  # here, not at the top: `flower --help` loads this module
+
             shutil.rmtree(home, ignore_errors=True)
         if record is not None:
             fields = ("conversation", "turn", "attempt", "outcome", "headers", "body")

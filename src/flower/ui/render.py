@@ -27,11 +27,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from flower.core.lang import step_label
 from flower.core.result import STOPPED
 from flower.core.text import one_line
+from flower.plugin_types import View  # the protocol lives with the plugin-facing types
 from flower.ui.countdown import Countdown
 from flower.ui.formats import duration, gist, kilo, plural, tilde
 from flower.ui.sanitize import cells, fit
@@ -49,24 +50,6 @@ RULE = 60
 #: Set to 1 by a driver whose model is scripted (``flower demo``): every cost the view
 #: shows is what the CLI computed from scripted usage, not money anyone paid, and says so.
 SIMULATED_ENV = "FLOWER_SIMULATED_COSTS"
-
-
-class View(Protocol):
-    """What a driver needs from a run view (what ``flower_renderer`` returns)."""
-
-    def __call__(self, event: Event) -> None: ...
-
-    def banner(self, state: dict[str, Any], *, context: int, workspace: Path) -> None: ...
-
-    def closing(
-        self,
-        *,
-        ok: bool,
-        cost: float,
-        manifest: Path,
-        failed_at: str | None,
-        aborted: str | None,
-    ) -> None: ...
 
 
 def total_words(cost: float, side: float = 0.0, *, sides: int = 0, simulated: bool = False) -> str:

@@ -16,13 +16,18 @@ from typing import Any
 import click
 
 from flower import hookimpl
-from flower_plugin_web.hub import HUB
+
+# ``flower_plugin_web.hub`` (asyncio, the server's machinery) is imported inside the hooks:
+# this module is loaded for every ``flower`` command, ``flower --help`` included, and the
+# hub is needed only while ``flower web`` runs (``HUB.enabled``).
 
 
 @hookimpl
 def flower_human_channel(
     log_path: Path | None, amend_path: Path | None, max_asks: int | None, timeout_s: float | None
 ) -> Any:
+    from flower_plugin_web.hub import HUB
+
     if not HUB.enabled:
         return None
     from flower import HumanChannel
@@ -36,6 +41,8 @@ def flower_human_channel(
 
 @hookimpl
 def flower_event(event: Any) -> None:
+    from flower_plugin_web.hub import HUB
+
     if HUB.enabled:
         HUB.publish(event.kind, event.payload, event.step, event.at)
 
