@@ -12,6 +12,7 @@ before the store recognised the copy, the fork's rows were the policies' view.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,9 @@ async def test_a_fork_of_a_big_session_runs_and_stores_the_original_history(
     storm = [e for e in original if e.get("isApiErrorMessage")]
     assert storm, "the retry storm left no error line"
 
+    # the fork comes an hour later: the prompt cache is cold, so every policy applies at
+    # once (on a warm cache expiry waits for masking's boundary: test_mask.py)
+    rt.store.now = lambda: time.time() + 3600  # type: ignore[attr-defined]
     fork = await rt.run(spec(), REVIEW, resume=built.session_id, fork=True)
 
     assert fork.ok and fork.text == "reviewed", fork.errors

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,9 @@ async def test_resume_drops_storm_and_old_denials_and_spills_and_expires(
     store = PruningSessionStore(
         db, workspace=workspace, policy=TrimPolicy(keep_recent=4), ephemeral=EphemeralPolicy()
     )
+    # an hour later (a wake, a slow judge): the prompt cache is cold, so every policy
+    # applies at once (on a warm cache expiry waits for masking's boundary: test_mask.py)
+    store.now = lambda: time.time() + 3600
     await scenario.resume(scripted_model, store, workspace, tmp_path / "home-2", sid)
     request = resumed_request(scripted_model)
     results = request.tool_results()

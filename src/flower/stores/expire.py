@@ -72,14 +72,16 @@ def expire(
     results: ResultBlocks,
     policy: EphemeralPolicy,
     *,
-    superseded_below: int | None = None,
+    below: int | None = None,
+    supersede: bool = False,
 ) -> int:
     """Replace stale ephemeral Bash results among ``results`` with the policy's note (in
     place); the number expired.
 
-    ``superseded_below``: among the oldest this many of ``results`` (below masking's
-    boundary, where old context changes only when the boundary moves), a glance that
-    ran again later is stale too, even among the newest ``keep_recent``.
+    ``below``: only the oldest this many of ``results`` may change (masking's boundary,
+    where old context changes only when the boundary moves); ``None``: any.
+    ``supersede``: a glance that ran again later is stale too, even among the newest
+    ``keep_recent``.
     """
     uses = tool_uses(entries)
     found: list[tuple[int, dict[str, Any], str, int]] = []
@@ -106,10 +108,10 @@ def expire(
         since: list[int] = []  # lines whose arrival made this result stale
         if n < old:
             since.append(found[n + keep][0])
-        if superseded_below is not None and position < superseded_below and key in later:
+        if supersede and key in later:
             since.append(later[key])
         later[key] = index
-        if since:
+        if since and (below is None or position < below):
             picked.append((index, block, command, min(since)))
     if not picked:
         return 0

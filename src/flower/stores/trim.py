@@ -185,10 +185,10 @@ class TrimmingSessionStore(SqliteSessionStore):
             # Cache-aware (:func:`~flower.stores.mask.boundary`): the oldest ``reach``
             # results change only when the boundary moves, in chunks or all the way on a
             # cold cache, so a warm cache's prefix survives the loads between two moves.
-            # Expiry and trimming keep the seed's windows (newest 6, newest 20) around it:
-            # expiry's notes are short and never masked, and by default masking's reach
-            # (newest 6 plus less than a chunk) is past trimming's newest 20, so trimming
-            # only meets what masking leaves (a human's answers, a failed spill).
+            # Expiry waits for the same boundary (see ``expire``); its notes are short and
+            # never masked. Trimming keeps its window: by default masking's reach (newest
+            # 6 plus less than a chunk) is past trimming's newest 20, so trimming only
+            # meets what masking leaves (a human's answers, a failed spill).
             reach = boundary(self.mask, entries, [i for i, _, _ in results], self.now())
             if reach:
                 entries = self.apply_mask(entries, results[:reach])
@@ -217,14 +217,27 @@ class TrimmingSessionStore(SqliteSessionStore):
 
         ``results``: ``counted_results(entries)`` when the caller has it already (the main
         chain's: an old transcript's inline subagent lines are never sent, so they neither
-        count nor change). With masking on and ``mask.supersede``, a glance that ran
-        again later expires too, below masking's boundary.
+        count nor change). With masking on, expiry waits for masking's boundary
+        (:func:`~flower.stores.mask.boundary`): it judges the results as they stood when
+        the boundary last moved and changes only those below it, so while the cache is
+        warm a glance expires when a chunk moves, not a little at every resume (each
+        change makes the API write everything after it again); on a cold cache the
+        boundary is all the way and the seed's rule holds exactly. With
+        ``mask.supersede`` a glance that ran again later expires too, below the boundary.
         """
         pool = counted_results(entries) if results is None else results
         below = None
-        if self.masking and self.mask.supersede:
-            below = boundary(self.mask, entries, [i for i, _, _ in pool], self.now())
-        expired = expire(entries, pool, self.ephemeral, superseded_below=below)
+        if self.masking:
+            keep = max(min(self.mask.keep_recent, self.ephemeral.keep_recent), 0)
+            below = boundary(self.mask, entries, [i for i, _, _ in pool], self.now(), keep=keep)
+            pool = pool[: below + keep]
+        expired = expire(
+            entries,
+            pool,
+            self.ephemeral,
+            below=below,
+            supersede=self.masking and self.mask.supersede,
+        )
         if expired:
             self._count("expired", expired)
         return entries
@@ -249,8 +262,9 @@ class TrimmingSessionStore(SqliteSessionStore):
             if use is not None and never_masked(use[1].get("name")):
                 continue
             content = block.get("content")
+            kind = "trimmed" if large is not None and text_length(content) >= large else "masked"
             try:
-                if large is not None and text_length(content) >= large:
+                if kind == "trimmed":  # counted as trimming's: it reads as trimming's
                     block["content"] = self._spill(call, content)
                     saved = text_length(content) - text_length(block["content"])
                 else:
@@ -258,8 +272,8 @@ class TrimmingSessionStore(SqliteSessionStore):
             except (OSError, ValueError):  # ValueError: keep_out_of_git met a link
                 self._count("spill_failed")
                 continue
-            self._count("masked")
-            self._count("masked_chars", saved)
+            self._count(kind)
+            self._count(f"{kind}_chars", saved)
         return entries
 
     def _mask_file(self, name: str, body: str) -> Path:
