@@ -66,6 +66,7 @@ def test_prompt_block_quotes_the_non_empty_parts() -> None:
         )
         assert Verdict(ACHIEVED).prompt_block() == "## 结论\n已达成"
         assert Verdict("", "不清楚").prompt_block() == "## 理由\n不清楚"  # no vague state quoted
+        assert Verdict("maybe", "不清楚").prompt_block() == "## 理由\n不清楚"  # nor an odd one
     with using("en"):
         assert Verdict(UNREACHABLE, "macOS only").prompt_block() == (
             "## Verdict\nunreachable\n\n## Reason\nmacOS only"
