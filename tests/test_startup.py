@@ -26,6 +26,7 @@ HEAVY = (
     "importlib.metadata", "email", "zipfile", "sqlite3", "http", "dotenv", "pydantic",
     "flower.core.runtime", "flower.core.agent", "flower.core.budget", "flower.core.events",
     "flower.testing.server", "flower_plugin_web.hub", "flower_plugin_web.server",
+    "secrets", "hmac", "tempfile",
 )  # fmt: skip
 
 

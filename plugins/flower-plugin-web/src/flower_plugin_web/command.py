@@ -15,7 +15,6 @@ has read it.
 
 from __future__ import annotations
 
-import secrets
 import time
 from typing import Any
 
@@ -50,6 +49,8 @@ OWN = [
 def run_web(
     host: str, port: int, allow_host: tuple[str, ...], linger: float | None, **params: Any
 ) -> None:
+    import secrets  # here: every `flower` command (--help too) loads this module
+
     from flower.commands.options import resolve_globals
     from flower.workflow import workbench_for
     from flower_plugin_web.ending import linger as stay_up
