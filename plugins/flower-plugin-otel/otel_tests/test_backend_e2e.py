@@ -2,41 +2,37 @@
 
 One story (otel_tests/scenario.py: clarify with a question nobody answers, a goal, a
 work round that hands off, the judge's "not yet", then a wake in a second process for
-round 2 and the judge's "achieved"), told three times and shared by every assertion:
+round 2 and the judge's "achieved"), told three times once per test session
+(otel_tests/story.py, shared by every xdist worker) and asserted on claim by claim:
 
 - with the plugin off, and with it on but the collector down for the whole run: the
   exit codes and the output are the same, the only difference one warning line per
   process (the timing ratio is the benchmark's: benchmarks/overhead.py);
-- into Arize Phoenix on loopback (started here, from its own virtualenv): read back
+- into Arize Phoenix on loopback (started there, from its own virtualenv): read back
   through Phoenix's REST API, the two processes are two traces of one run, with the
   expected span tree and attributes, the CLI's own spans children of flower's sessions,
   and no prompt, tool output or key anywhere in what Phoenix stored.
 
 ``FLOWER_OTEL_SCREENSHOT=<png>`` also saves the first trace as Phoenix shows it
-(headless Chromium), the README's picture.
+(headless Chromium, otel_tests/screenshot.py), the README's picture.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import time
 from collections import defaultdict
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from flower.testing import ScriptedModel, need
+from flower.testing import need
 
 from . import scenario as SC
-from .backend import INSTALL, Phoenix, free_port, phoenix_executable
+from .backend import INSTALL, phoenix_executable
 from .conftest import NOT_INSTALLED, PLUGIN
+from .story import Story, shared
 
 pytestmark = pytest.mark.e2e
 
@@ -101,107 +97,33 @@ class Tree:
         return "\n".join([line, *(self.show(c, depth + 1) for c in self.children(span))])
 
 
-@dataclass
-class Story:
-    """The story told three times (see the module's docstring), and what Phoenix got."""
-
-    off: tuple[SC.Ran, SC.Ran]
-    dead: tuple[SC.Ran, SC.Ran]
-    live: tuple[SC.Ran, SC.Ran]
-    dead_url: str
-    root: Path
-    phoenix: Phoenix
-    spans: list[dict[str, Any]]
-    traces: dict[str, Tree]
-
-    @property
-    def ours(self) -> list[Tree]:
-        """flower's traces (a root named ``flower run``), in segment order."""
-        found = [t for t in self.traces.values() if t.root["name"] == "flower run"]
-        return sorted(found, key=lambda t: t.root["attributes"]["flower.run.segment"])
-
-    def workspace(self, name: str) -> Path:
-        return self.root / f"tell-{name}" / "proj"
-
-
-def clean_env(model: ScriptedModel, home: Path, **extra: str) -> dict[str, str]:
-    """The shell's environment without its telemetry and flower settings, then offline
-    (built here, not by the function-scoped ``offline`` fixture: the story is shared by
-    the module, and set up before any test's fixtures)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "FLOWER_", "CLAUDE_"))}
-    for name, value in {**model.env(home=home), "COLUMNS": "200", **extra}.items():
-        if value:
-            env[name] = value
-        else:
-            env.pop(name, None)
-    return env
-
-
 @pytest.fixture(scope="module")
-def story(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Story]:
-    """One telling per configuration for the whole module: each costs two ``flower``
-    processes and about ten CLI sessions."""
+def story(tmp_path_factory: pytest.TempPathFactory) -> Story:
     need(PLUGIN, NOT_INSTALLED)
-    executable = phoenix_executable()
-    need(executable is not None, INSTALL)
-    assert executable is not None
-    root = tmp_path_factory.mktemp("otel-story")
-    (root / "phoenix").mkdir()
-    phoenix = Phoenix(executable, root / "phoenix")  # it starts while the others run
-    model = ScriptedModel()
-    model.start()
-    try:
-        home = root / "home"
-        dead = f"http://127.0.0.1:{free_port()}"
-        told: dict[str, tuple[SC.Ran, SC.Ran]] = {}
-        for name, extra in {
-            "off": {"FLOWER_DISABLED_PLUGINS": "otel"},
-            "dead": {"OTEL_SDK_DISABLED": "false", "OTEL_EXPORTER_OTLP_ENDPOINT": dead},
-            "live": {
-                "OTEL_SDK_DISABLED": "false",
-                "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix.url,
-                "OTEL_METRICS_EXPORTER": "none",  # Phoenix takes traces only
-            },
-        }.items():
-            if name == "live":
-                phoenix.wait()
-            workspace = root / f"tell-{name}" / "proj"
-            model.play(SC.script(workspace))
-            told[name] = SC.both(workspace, clean_env(model, home, **extra))
-        spans = arrived(phoenix)
-        traces = {tid: Tree(s) for tid, s in spans_by_trace(spans).items()}
-        yield Story(told["off"], told["dead"], told["live"], dead, root, phoenix, spans, traces)
-    finally:
-        model.stop()
-        phoenix.stop()
+    need(phoenix_executable() is not None, INSTALL)
+    return shared(tmp_path_factory)
 
 
-def arrived(phoenix: Phoenix, within: float = 60.0) -> list[dict[str, Any]]:
-    """Every span, once both processes' roots are in and the count has settled (Phoenix
-    stores what it received a little later)."""
-    deadline = time.monotonic() + within
-    before = -1
-    while True:
-        spans = phoenix.spans()
-        roots = [s for s in spans if s["name"] == "flower run"]
-        if (len(roots) >= 2 and len(spans) == before) or time.monotonic() > deadline:
-            return spans
-        before = len(spans)
-        time.sleep(1.0)
+def ours(story: Story) -> list[Tree]:
+    """flower's traces (a root named ``flower run``), in segment order."""
+    traces = [Tree(s) for s in spans_by_trace(story.spans).values()]
+    assert all(t.root["name"] == "flower run" for t in traces), [t.root["name"] for t in traces]
+    return sorted(traces, key=lambda t: t.root["attributes"]["flower.run.segment"])
 
 
 def test_the_story_ran_the_same_with_the_plugin_off_and_on(story: Story) -> None:
-    for told in (story.off, story.live):
+    off, live = story.told["off"], story.told["live"]
+    for told in (off, live):
         assert [r.code for r in told] == [1, 0], [r.err for r in told]  # round 1; done
         assert [r.err for r in told] == ["", ""]
-    for off, live in zip(story.off, story.live, strict=True):
-        assert normal(live.out, story.workspace("live")) == normal(off.out, story.workspace("off"))
+    for a, b in zip(off, live, strict=True):
+        assert normal(b.out, story.workspace("live")) == normal(a.out, story.workspace("off"))
 
 
 def test_a_collector_down_for_the_whole_run_changes_nothing_but_one_line(
     story: Story,
 ) -> None:
-    for off, dead in zip(story.off, story.dead, strict=True):
+    for off, dead in zip(story.told["off"], story.told["dead"], strict=True):
         assert dead.code == off.code
         assert normal(dead.out, story.workspace("dead")) == normal(off.out, story.workspace("off"))
         (line,) = dead.err.splitlines()  # one line for the whole process, no traceback
@@ -209,61 +131,53 @@ def test_a_collector_down_for_the_whole_run_changes_nothing_but_one_line(
 
 
 def test_the_two_processes_are_two_traces_of_one_run(story: Story) -> None:
-    ours = story.ours
-    assert len(ours) == len(story.traces) == 2, [t.root["name"] for t in story.traces.values()]
-    print("\n\n" + "\n\n".join(t.show() for t in ours))
-    one, two = ours
+    one, two = trees = ours(story)
+    print("\n\n" + "\n\n".join(t.show() for t in trees))
     run_id = one.root["attributes"]["flower.run.id"]
     assert two.root["attributes"]["flower.run.id"] == run_id
-    assert [t.root["attributes"]["flower.run.woke"] for t in ours] == [1, 2]
+    assert [t.root["attributes"]["flower.run.woke"] for t in trees] == [1, 2]
     # the wake's root points at the first root: a span link, which Phoenix 20 drops on
     # ingest (its REST model: ``links: None``), so as an attribute too
     assert two.root["attributes"]["flower.run.previous_trace_id"] == one.root["context"]["trace_id"]
     assert "flower.run.previous_trace_id" not in one.root["attributes"]
     # every span of both traces found by Phoenix's own attribute query: flower's carry
     # the id, the CLI's have it as a resource attribute (OTEL_RESOURCE_ATTRIBUTES)
-    found = httpx.get(
-        f"{story.phoenix.url}/v1/projects/default/spans",
-        params={"attribute": f"flower.run.id:{run_id}", "limit": 1000},
-        timeout=30,
-    ).json()["data"]
-    assert {s["context"]["span_id"] for s in found} == {
+    assert list(story.found_by_run_id) == [run_id]
+    assert sorted(story.found_by_run_id[run_id]) == sorted(
         s["context"]["span_id"] for s in story.spans
-    }
-    kept = json.loads((story.workspace("live") / "runs" / "otel.json").read_text(encoding="utf-8"))
-    assert [s["trace_id"] for s in kept["segments"]] == [
-        t.root["context"]["trace_id"] for t in ours
+    )
+    assert [s["trace_id"] for s in story.segments_file["segments"]] == [
+        t.root["context"]["trace_id"] for t in trees
     ]
 
 
 def test_the_first_process_clarifies_sets_the_goal_hands_off_and_is_judged(
     story: Story,
 ) -> None:
-    the_first_segment(story.ours[0])
+    the_first_segment(ours(story)[0])
 
 
 def test_the_wake_in_a_second_process_resumes_round_2(story: Story) -> None:
-    the_wake(story.ours[1])
+    the_wake(ours(story)[1])
 
 
 def test_the_cli_spans_are_children_of_flower_sessions(story: Story) -> None:
-    for tree in story.ours:
+    for tree in ours(story):
         the_cli_nests_under_flower(tree)
 
 
 def test_every_session_carries_genai_attributes(story: Story) -> None:
-    for tree in story.ours:
+    for tree in ours(story):
         sessions_carry_genai_attributes(tree)
 
 
 def test_no_prompt_tool_output_or_key_in_what_phoenix_stored(story: Story) -> None:
-    nothing_of_the_content_left_home(story.phoenix, story.spans)
-
-
-if os.environ.get("FLOWER_OTEL_SCREENSHOT"):  # the README's picture, taken on request
-
-    def test_screenshot_of_the_first_trace(story: Story) -> None:
-        screenshot(story.phoenix, story.ours[0])
+    """Searched in Phoenix's API answers and, byte for byte, in its database on disk."""
+    answered = json.dumps(story.spans, ensure_ascii=False)
+    assert story.stored_bytes > 0, "Phoenix stored nothing on disk"
+    assert story.stored_markers == []
+    for word in [*SC.MARKERS.values(), SC.KEY]:
+        assert word not in answered, word
 
 
 def the_first_segment(t: Tree) -> None:
@@ -342,48 +256,3 @@ def sessions_carry_genai_attributes(t: Tree) -> None:
         assert read > 0 and a["gen_ai.usage.output_tokens"] > 0, a["flower.step"]
         assert a["gen_ai.response.model"] and a["gen_ai.conversation.id"]
         assert a["flower.cost_usd"] > 0 and a["flower.step"]
-
-
-def nothing_of_the_content_left_home(phoenix: Phoenix, spans: list[dict[str, Any]]) -> None:
-    answered = json.dumps(spans, ensure_ascii=False)
-    stored = phoenix.stored_bytes()
-    assert stored, "Phoenix stored nothing on disk"
-    for word in [*SC.MARKERS.values(), SC.KEY]:
-        assert word not in answered, word
-        assert word.encode() not in stored, word
-
-
-def screenshot(phoenix: Phoenix, t: Tree) -> None:
-    target = os.environ.get("FLOWER_OTEL_SCREENSHOT")
-    if not target:
-        return
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver_path = shutil.which("chromedriver")
-    need(bool(chromium and driver_path), "no chromium/chromedriver for the screenshot")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(chromium)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1500,1200", "--no-first-run", "--lang=en-US"):  # fmt: skip
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=str(driver_path)), options=options)
-    try:
-        project = phoenix.project_id()
-        trace_id = t.root["context"]["trace_id"]
-        driver.get(f"{phoenix.url}/projects/{project}/traces/{trace_id}")
-        deadline = time.monotonic() + 30
-        while "claude_code.interaction" not in driver.page_source:
-            assert time.monotonic() < deadline, "Phoenix did not show the trace"
-            time.sleep(0.5)
-        from selenium.webdriver.common.by import By
-
-        for span in driver.find_elements(By.XPATH, "//*[text()='干活·判定#1']"):
-            driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", span)
-            span.click()  # the ruling: its state and failed checks beside the tree
-            break
-        time.sleep(1.5)
-        driver.save_screenshot(target)
-    finally:
-        driver.quit()
