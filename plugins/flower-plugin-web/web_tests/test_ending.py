@@ -142,3 +142,15 @@ def test_the_events_panel_says_what_the_terminal_says() -> None:
     ]
     # the side question's own session is not the run's: the terminal shows none of it
     assert words.say("result", result, ASIDE_STEP, 0.0) == []
+
+
+def test_simulated_costs_are_labelled_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``flower demo --web``: no figure on the page reads as real money."""
+    monkeypatch.setenv("FLOWER_SIMULATED_COSTS", "1")
+    hub = Hub(enabled=True)
+    a_run(hub)
+    said = ending.outcome_for(hub, tmp_path, 3, 10.0**12, stays=0.0)
+    assert said["total"] == "total $0.2000 simulated (side questions $0.0500 simulated)"
+    assert client(hub, headers=OWN).get("/state").json()["simulated"] is True
+    monkeypatch.delenv("FLOWER_SIMULATED_COSTS")
+    assert client(hub, headers=OWN).get("/state").json()["simulated"] is False

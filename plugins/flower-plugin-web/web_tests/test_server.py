@@ -327,7 +327,8 @@ def test_state_says_what_is_waiting_and_where_the_stream_is(tmp_path: Path) -> N
     empty = Hub(enabled=True)
     shown = client(empty, headers=WITH_TOKEN).get("/state").json()
     assert shown == {
-        "segment": empty.segment, "pending": [], "workspace": "", "last_id": "", "over": None
+        "segment": empty.segment, "pending": [], "workspace": "", "last_id": "", "over": None,
+        "simulated": False,
     }  # fmt: skip
 
 

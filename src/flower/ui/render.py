@@ -57,8 +57,8 @@ def total_words(cost: float, side: float = 0.0, *, sides: int = 0, simulated: bo
     questions (counted in the total: they are paid like any session) their part labelled,
     ``total $0.4100 (side questions $0.0200)``. A web page that followed the run says the
     same words."""
-    words = f"total ${cost:.4f}" + (" simulated" if simulated else "")
-    return words + (f" (side questions ${side:.4f})" if sides else "")
+    label = " simulated" if simulated else ""  # each figure, so none reads as real money
+    return f"total ${cost:.4f}{label}" + (f" (side questions ${side:.4f}{label})" if sides else "")
 
 
 def closing_lines(

@@ -104,6 +104,7 @@ def create_app(
                 "workspace": str(where.workspace) if where else "",
                 "last_id": hub.outside(hub.last) if hub.last else "",
                 "over": hub.over,
+                "simulated": _simulated(),
             }
         )
 
@@ -251,6 +252,16 @@ def _manifest(path: Path) -> list[dict[str, Any]]:
     except orjson.JSONDecodeError:
         return []
     return [r for r in raw if isinstance(r, dict)] if isinstance(raw, list) else []
+
+
+def _simulated() -> bool:
+    """Whether this process's costs are simulated (``flower demo --web``): the page labels
+    each figure so, as the terminal does."""
+    import os
+
+    from flower.ui.render import SIMULATED_ENV
+
+    return os.environ.get(SIMULATED_ENV, "") == "1"
 
 
 async def _ask_aside(hub: Hub, question: str) -> None:

@@ -124,7 +124,7 @@ function stepRow(step, state, spent) {
   if (!row) { row = el("tr"); row.id = id; row.append(el("td", label(step)), el("td"), el("td"));
     $("steps").append(row); }
   row.children[1].textContent = state; row.children[1].className = state === "failed" ? "unreachable" : "";
-  if (spent !== undefined) row.children[2].textContent = "$" + (Number(spent) || 0).toFixed(4);
+  if (spent !== undefined) row.children[2].textContent = usd(spent);
 }
 
 function tick(until, label) {
@@ -139,7 +139,9 @@ function header() {
   $("sub").textContent = sub ? " · " + label(sub) : "";
 }
 
-const usd = (n) => "$" + (Number(n) || 0).toFixed(4);
+// Every dollar figure; "simulated" beside each when the costs are (flower demo --web).
+let simulated = false;
+const usd = (n) => "$" + (Number(n) || 0).toFixed(4) + (simulated ? " simulated" : "");
 function showCost() {
   $("cost").textContent = over ? over.total : usd(steps + side) + (sides ? " (side questions " + usd(side) + ")" : "");
 }
@@ -201,8 +203,8 @@ const on = {
   offline: (e) => tick(Date.now() + 1000 * (Number(e.payload.next_probe_in) || 0), "offline, next probe in"),
   ask: (e) => showAsk(e.payload),
   budget: (e) => { const p = e.payload, spent = Number(p.spent) || 0, b = $("budget");
-    b.textContent = p.cap == null ? "run $" + spent.toFixed(4)
-      : "budget $" + spent.toFixed(4) + " of $" + Number(p.cap).toFixed(2)
+    b.textContent = p.cap == null ? "run " + usd(spent)
+      : "budget " + usd(spent) + " of $" + Number(p.cap).toFixed(2)
         + (p.phase === "reached" ? ": spent, the run stops" : "");
     b.classList.toggle("hot", p.phase === "near" || p.phase === "reached"); },
   aside: (e) => { if (e.payload.answer !== null && e.payload.answer !== undefined) {
@@ -278,7 +280,7 @@ async function start() {
   const r = await call("/state");
   if (!r || !r.ok) return;
   const s = await r.json();
-  segment = s.segment;
+  segment = s.segment; simulated = s.simulated === true; showCost();
   if (s.workspace) { $("workspace").textContent = s.workspace; document.title = "flower · " + s.workspace; }
   s.pending.forEach(showAsk);
   follow();
@@ -312,7 +314,7 @@ document.querySelectorAll("[data-doc]").forEach((b) => b.onclick = async () => {
 $("runs").onclick = async () => { const r = await call("/runs"); if (!r || !r.ok) return; const rows = await r.json();
   const t = el("table"); t.append(el("tr"));
   ["step", "ok", "cost", "run"].forEach((h) => t.firstChild.append(el("th", h)));
-  rows.forEach((r) => { const tr = el("tr"); [label(r.step), r.ok ? "ok" : "x", "$" + (Number(r.cost_usd) || 0).toFixed(4),
+  rows.forEach((r) => { const tr = el("tr"); [label(r.step), r.ok ? "ok" : "x", usd(r.cost_usd),
     String(r.run || "").slice(0, 15)].forEach((v) => tr.append(el("td", v))); t.append(tr); });
   $("doc").textContent = ""; $("doc").append(t); };
 start();
