@@ -10,6 +10,7 @@ Real SDK, real bundled CLI, the scripted model; the flower is a child process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -36,6 +37,14 @@ CHILD = textwrap.dedent(
 
     rt = Runtime(workspace=sys.argv[1], run_dir=sys.argv[2])
     spec = AgentSpec(name="w", instructions="", allowed_tools=["Bash"])
+    if sys.argv[3:] == ["slow-store"]:  # a loaded machine, a remote Postgres: 0.5 s a write
+        plain = type(rt.store).append
+
+        async def slow(self, key, entries):
+            await anyio.sleep(0.5)
+            await plain(self, key, entries)
+
+        type(rt.store).append = slow
 
     def on_event(event):
         if event.kind == "tool":
@@ -114,3 +123,41 @@ def test_the_cli_ends_with_its_flower(
     assert not left, f"the CLI outlived its flower ({signame})"
     assert not late, f"the CLI sent {len(late)} requests after its flower got {signame}"
     assert not (workspace / "after.txt").exists()
+
+
+MARK = "echo ran >> marker.txt && sleep 1.5"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc")
+def test_a_call_is_in_the_store_before_it_runs(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    """The flower is killed the moment its command has run: the call must already be in
+    the store (else the resumed session never hears of it and runs it again). The store
+    takes half a second a write here, so the line is still on its way when the CLI would
+    start the command on its own."""
+    import sqlite3
+
+    scripted_model.play([conversation("main", bash(MARK), text("done"))])
+    env = {**os.environ, **{k: v for k, v in claude_env.items() if v}}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(workspace), str(tmp_path / "runs"), "slow-store"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    marker = workspace / "marker.txt"
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.002)
+        child.kill()
+        child.wait(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+    assert marker.exists(), "the command never ran"
+    with sqlite3.connect(tmp_path / "runs" / "sessions.db") as db:
+        (stored,) = db.execute(
+            "SELECT count(*) FROM entries WHERE entry LIKE ?", ("%toolu_main_0_0%",)
+        ).fetchone()
+    assert stored == 1, "the command ran and the store never heard of the call"

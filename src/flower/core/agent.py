@@ -336,6 +336,7 @@ def build_options(
     """
     from claude_agent_sdk import ClaudeAgentOptions
 
+    from flower.core.durable import CallLedger, durable_calls
     from flower.core.guard import merge_hooks, wants_isolation
     from flower.core.walls import wall_for
     from flower.plugins import get_plugin_manager
@@ -378,6 +379,9 @@ def build_options(
         spec=spec, workbench=wb, spill_threshold=spill_threshold
     )
     hooks = merge_hooks(spec.hooks, *contributed)
+    ledger = getattr(session_store, "calls", None)
+    if isinstance(ledger, CallLedger):  # a call is in the store before it runs
+        hooks = merge_hooks(durable_calls(ledger), hooks)
 
     plugins: list[Any] = []
     if use_plugin and PLUGIN_DIR.is_dir():

@@ -39,6 +39,7 @@ from claude_agent_sdk.types import (
     SessionSummaryEntry,
 )
 
+from flower.core.durable import CallLedger
 from flower.core.redact import Redactor
 from flower.core.redact import current as current_redactor
 from flower.stores.database import StoreDatabase
@@ -152,6 +153,15 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         if entries:
             await self._in_thread(self._append, key, list(entries))
+            self.calls.saw(list(entries))  # a tool call waiting for its line goes on
+
+    @property
+    def calls(self) -> CallLedger:
+        """The tool calls this store has taken (:mod:`flower.core.durable`)."""
+        ledger = self.__dict__.get("_calls")
+        if ledger is None:
+            ledger = self.__dict__["_calls"] = CallLedger()
+        return ledger
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         return await self._in_thread(self._load, key)
