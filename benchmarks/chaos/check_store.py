@@ -65,26 +65,20 @@ class StoreChecks(Base):
             if rec.reply_id in stored:
                 continue
             pid = pid_of(rec)
-            killed = self.c.killed.get(pid)
-            if killed is not None and rec.at > killed + 0.05:
-                continue  # a CLI that outlived its flower: overlaps() says so
-            if (
-                killed is not None
-                and rec.ended is not None
-                and killed - rec.ended < self.c.cfg.grace
-            ):
-                lost_in_kill += 1
+            ended = self.c.ended_by_signal(pid)
+            if ended is not None and rec.at > ended + 0.05:
+                continue  # sent after the signal: overlaps() says whether that was allowed
+            if ended is not None and rec.ended is not None and ended - rec.ended < self.c.cfg.grace:
+                lost_in_kill += 1  # delivered as the signal landed, to a process on its way out
                 continue
             when = (
-                ""
-                if killed is None
-                else f" (its flower was killed {killed - rec.ended:.1f}s later)"
+                "" if ended is None else f" (its flower was stopped {ended - rec.ended:.1f}s later)"
             )
             self.r.fail(
                 f"{job_of(rec)}: the reply to {rec.conversation} turn {rec.turn} (pid {pid})"
                 f" is not in the store{when}"
             )
-        self.r.figures["replies lost with their killed process"] = lost_in_kill
+        self.r.figures["replies lost with a process a signal ended"] = lost_in_kill
         unmatched = [r for r in self.c.model.requests if r.outcome == "unmatched"]
         for rec in unmatched[:5]:
             self.r.fail(f"{job_of(rec)}: a request no script answers: {rec.text()[-200:]!r}")

@@ -29,8 +29,8 @@ KINDS = (
 #: Seconds a worker's heartbeat may lapse before its job counts as stalled. Generous: on a
 #: loaded two-core machine a live worker can miss a beat, and retrying a job whose flower
 #: still runs costs a refused attempt (the run lock holds), not correctness.
-STALLED_AFTER = 8.0
-HEARTBEAT = 1.0
+STALLED_AFTER = 5.0
+HEARTBEAT = 0.5
 #: Retries of one failed job before the harness gives up on it (a job that fails every
 #: time is a finding, not something to retry forever).
 MAX_RETRIES = 12

@@ -69,20 +69,35 @@ def inject(chaos: Chaos, kind: str) -> Fault | None:
         runs = flower_runs(processes())
         if not runs:
             return None
-        pid = rng.choice(sorted(runs))
+        aimed = _aim(chaos, runs)
+        if aimed is None:
+            return None
+        pid, fault.detail = aimed
         os.kill(pid, signal.SIGKILL)
         fault.target, fault.pids = Path(runs[pid]).name, [pid]
     elif kind == "term":
         runs = flower_runs(processes())
-        if rng.random() < 0.5 and runs:
-            pid = rng.choice(sorted(runs))
+        if chaos.term_flower is None:
+            chaos.term_flower = rng.random() < 0.5
+        if chaos.term_flower and runs:
+            aimed = _aim(chaos, runs)
+            if aimed is None:
+                return None
+            chaos.term_flower = None
+            pid, where = aimed
             os.kill(pid, signal.SIGTERM)
-            fault.target, fault.detail = Path(runs[pid]).name, "flower"
+            chaos.termed.setdefault(pid, fault.at)
+            fault.target, fault.detail = Path(runs[pid]).name, f"flower {where}".strip()
         else:
             busy = [(n, p) for n, p in live if children_of(p.pid)] or live
             if not busy:
                 return None
+            chaos.term_flower = None
             name, proc = rng.choice(busy)
+            flowers = flower_runs(processes())
+            for pid in group_of(proc.pid):
+                if pid in flowers:
+                    chaos.termed.setdefault(pid, fault.at)
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGTERM)
             fault.target, fault.detail = name, "the worker's process group"
@@ -105,6 +120,29 @@ def inject(chaos: Chaos, kind: str) -> Fault | None:
     for pid in fault.pids:
         chaos.killed.setdefault(pid, fault.at)
     return fault
+
+
+#: Seconds a flower-killing fault waits for a flower in the middle of a tool call.
+AIM_FOR = 4.0
+
+
+def _aim(chaos: Chaos, runs: dict[int, str]) -> tuple[int, str] | None:
+    """A flower to hit: one in the middle of a tool call when one is (most of a flower's
+    life is starting processes; a call cut off, and the resumed session told so, needs a
+    fault that lands inside one). Waits up to :data:`AIM_FOR` seconds for one (``None``:
+    try again shortly), then takes any, so every third fault is untargeted anyway."""
+    calling = sorted(set(runs) & chaos.model.in_tool_call())
+    if calling:
+        chaos.aiming_since = 0.0
+        return chaos.rng.choice(calling), "in a tool call"
+    now = time.time()
+    if not chaos.aiming_since:
+        chaos.aiming_since = now
+        chaos.aim_this = chaos.rng.random() < 0.67
+    if chaos.aim_this and now - chaos.aiming_since < AIM_FOR:
+        return None
+    chaos.aiming_since = 0.0
+    return chaos.rng.choice(sorted(runs)), ""
 
 
 def _pg_kill(chaos: Chaos, fault: Fault) -> bool:

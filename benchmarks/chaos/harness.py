@@ -66,6 +66,7 @@ class Chaos:
         self.tmpfs: list[Path] = []
         self.timers: list[threading.Timer] = []
         self.killed: dict[int, float] = {}  # flower pid -> when a SIGKILL ended it
+        self.termed: dict[int, float] = {}  # flower pid -> when a SIGTERM reached it
         self.samples: list[tuple[float, dict[int, str], dict[str, int]]] = []
         self.started_at: dict[int, float] = {}
         self.run_ids: dict[str, str] = {}
@@ -73,6 +74,15 @@ class Chaos:
         self.lock = threading.Lock()
         self.log = self.root / "harness.log"
         self.tries: Counter[int] = Counter()  # retries of each failed job
+        # the faults' aim (faults.py): since when a fault waits for a flower in a tool
+        # call, whether this one waits at all, and whether a term hits a flower
+        self.aiming_since = 0.0
+        self.aim_this = False
+        self.term_flower: bool | None = None
+
+    def ended_by_signal(self, pid: int) -> float | None:
+        """When a fault's signal ended flower ``pid`` (or its CLI with it), if one did."""
+        return self.killed.get(pid, self.termed.get(pid))
 
     def say(self, text: str) -> None:
         line = f"[{time.strftime('%H:%M:%S')}] {text}"

@@ -73,12 +73,36 @@ def chaos_model(scripts: dict[str, Any]) -> Any:
 
         def _decide(self, rec: Any) -> Any:
             _here.rec = rec
-            rec.ended, rec.reply_id, rec.delivered = None, None, False
+            rec.ended, rec.reply_id, rec.delivered, rec.tools = None, None, False, ()
             _here.job = rec.headers.get(flow.JOB_HEADER, "")
             conv, turn, fault = super()._decide(rec)
             if turn is not None and fault is None and time.time() < self.storm_until:
                 fault = 529
                 rec.outcome = "529"
+            if turn is not None and fault is None:
+                rec.tools = tuple(call.name for call in turn.tools)
             return conv, turn, fault
 
+        def in_tool_call(self) -> set[int]:
+            """The flowers (by pid) whose CLI is running a tool call now: the last reply
+            sent to them asked for one, or came from inside a worker (the coordinator's
+            Agent call is open while its worker works). A fault that lands there cuts a
+            call off, which is what the cut-off check needs to see happen."""
+            latest: dict[int, Any] = {}
+            for rec in list(self.requests):
+                if "count_tokens" not in rec.path:
+                    latest[_pid(rec)] = rec
+            return {
+                pid
+                for pid, rec in latest.items()
+                if getattr(rec, "ended", None) and (rec.is_subagent or getattr(rec, "tools", ()))
+            }
+
     return ChaosModel()
+
+
+def _pid(rec: Any) -> int:
+    try:
+        return int(rec.headers.get(flow.PID_HEADER, "0"))
+    except ValueError:
+        return 0

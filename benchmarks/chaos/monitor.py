@@ -1,4 +1,4 @@
-"""Four samples a second of who drives what: every live ``flower run`` of the harness
+"""Samples, about two a second, of who drives what: every live ``flower run`` of the harness
 (pid -> workspace) and which flower holds each run's Postgres advisory lock (read from
 ``pg_locks``, the holder named by its connection's ``application_name``). The lock
 check compares the two afterwards."""
@@ -60,7 +60,7 @@ def monitor(chaos: Chaos) -> None:
             by_run = {keyed[k]: pid for k, pid in holders.items() if k in keyed}
             with chaos.lock:
                 chaos.samples.append((now, runs, by_run))
-            time.sleep(0.25)
+            time.sleep(0.4)
     finally:
         if conn is not None:
             conn.close()
