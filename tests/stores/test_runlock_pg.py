@@ -82,6 +82,11 @@ def test_a_copy_on_the_same_machine_forks_and_is_not_locked_out(
 
 def _lock_holders(url: str, run: str) -> list[str]:
     """The ``application_name`` of every connection holding ``run``'s advisory lock."""
+    return [name for name, _pid in _lock_backends(url, run)]
+
+
+def _lock_backends(url: str, run: str) -> list[tuple[str, int]]:
+    """(``application_name``, server pid) of every connection holding ``run``'s lock."""
     import psycopg
 
     from flower.stores.runlock_pg import lock_key
@@ -91,12 +96,13 @@ def _lock_holders(url: str, run: str) -> list[str]:
     libpq = to_url(url).replace("postgresql+psycopg://", "postgresql://").split("?")[0]
     with psycopg.connect(libpq, autocommit=True) as conn:
         rows = conn.execute(
-            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+            "SELECT a.application_name, a.pid FROM pg_locks l"
+            " JOIN pg_stat_activity a ON a.pid = l.pid"
             " WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = %s"
             " AND l.objsubid = 1",
             (key >> 32, key & 0xFFFFFFFF),
         ).fetchall()
-    return [str(name) for (name,) in rows]
+    return [(str(name), int(pid)) for name, pid in rows]
 
 
 def _terminate(url: str, app_name_prefix: str) -> int:
@@ -135,10 +141,13 @@ def test_a_lock_whose_connection_is_killed_is_taken_back(tmp_path: Path, pg_url:
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
         mine = f"flower pid={proc.pid} "
-        assert [n for n in _lock_holders(pg_url, run) if n.startswith(mine)]
+        (before,) = [b for n, b in _lock_backends(pg_url, run) if n.startswith(mine)]
         assert _terminate(pg_url, mine) == 1
-        assert _wait_for(lambda: not _lock_holders(pg_url, run), 2.0)  # gone with it
-        assert _wait_for(lambda: any(n.startswith(mine) for n in _lock_holders(pg_url, run)), 8)
+
+        def taken_back() -> bool:  # by the same flower, on a new connection
+            return any(n.startswith(mine) and b != before for n, b in _lock_backends(pg_url, run))
+
+        assert _wait_for(taken_back, 8)
         assert proc.poll() is None  # and the run goes on
         with pytest.raises(RunActive):  # a second machine is refused again
             two_ws, two_runs = machine(tmp_path / "two", run, names=tmp_path / "gone")
@@ -160,9 +169,23 @@ def test_a_run_whose_lock_another_flower_took_meanwhile_stops(tmp_path: Path, pg
     )  # fmt: skip
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
-        assert _terminate(pg_url, f"flower pid={proc.pid} ") == 1
-        two_ws, two_runs = machine(tmp_path / "two", run, names=tmp_path / "gone")
-        with run_lock(two_runs, store_url=pg_url, workspace=two_ws):
+        # another flower's connection ends the holder's and queues for the lock in one
+        # statement, so it is first in line when the server drops it (the holder takes
+        # it back within milliseconds otherwise)
+        import psycopg
+
+        from flower.stores.runlock_pg import lock_key
+        from flower.stores.url import to_url
+
+        libpq = to_url(pg_url).replace("postgresql+psycopg://", "postgresql://").split("?")[0]
+        name = f"flower pid={os.getpid()} host={socket.gethostname()} since=0"
+        with psycopg.connect(libpq, autocommit=True, application_name=name) as other:
+            other.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name LIKE %s",
+                (f"flower pid={proc.pid} %",),
+            )
+            other.execute("SELECT pg_advisory_lock(%s)", (lock_key(run),))
             assert proc.wait(timeout=10) == -signal.SIGTERM
     finally:
         proc.kill()
@@ -171,3 +194,22 @@ def test_a_run_whose_lock_another_flower_took_meanwhile_stops(tmp_path: Path, pg
     err = proc.stderr.read()
     assert f"taken over by another flower (pid {os.getpid()} on " in err
     assert "Traceback" not in err
+
+
+def test_a_new_run_is_locked_once_its_id_is_made(tmp_path: Path, pg_url: str) -> None:
+    """A new run has no id when its flower starts (the first lineage makes one): it is
+    locked in the database as soon as it has one, not only from its second process on."""
+    run = f"run-{uuid.uuid4().hex[:12]}"
+    workspace = tmp_path / "one" / "proj"
+    runs = workspace / "runs"
+    runs.mkdir(parents=True)
+    mine = f"flower pid={os.getpid()} "
+    with run_lock(runs, store_url=pg_url, workspace=workspace):
+        assert not _lock_holders(pg_url, run)
+        lineage = {"workspace": str(workspace), "run": run, "woke": 1, "steps": {}}
+        (runs / LINEAGE_NAME).write_text(json.dumps(lineage), encoding="utf-8")
+        assert _wait_for(lambda: any(n.startswith(mine) for n in _lock_holders(pg_url, run)), 5)
+        two_ws, two_runs = machine(tmp_path / "two", run, names=tmp_path / "gone")
+        with pytest.raises(RunActive), run_lock(two_runs, store_url=pg_url, workspace=two_ws):
+            pass  # another machine waking it from the store is refused
+    assert not _lock_holders(pg_url, run)  # released with the block

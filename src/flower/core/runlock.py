@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -113,8 +114,13 @@ def _lock_in_database(stack: ExitStack, run_dir: Path, workspace: Path, url: str
     from flower.core.lineage import continuing_run
     from flower.stores.url import is_postgres, to_url
 
-    run = continuing_run(run_dir, workspace) if is_postgres(url) else ""
-    if not run:
+    if not is_postgres(url):
+        return
+    run = continuing_run(run_dir, workspace)
+    if not run:  # a new run, or one taken from the store: locked once its id is known
+        late = _LateLock(run_dir, workspace, to_url(url))
+        late.start()
+        stack.callback(late.stop)
         return
     import sqlalchemy as sa
 
@@ -126,6 +132,56 @@ def _lock_in_database(stack: ExitStack, run_dir: Path, workspace: Path, url: str
         return
     if holder is not None:
         raise RunActive(run_dir, holder)
+
+
+class _LateLock(threading.Thread):
+    """The database lock of a run that has no id yet when its flower starts: a new run
+    (the id is made with its first lineage), or one a machine takes from the store (the
+    lineage comes back from it). Until the lock was taken at start only, such a run
+    went its whole first process without one: a second machine waking it from the store
+    was not refused. This looks at ``lineage.json`` every :data:`LATE_EVERY` seconds and
+    takes the lock as soon as the run has an id; another holder stops this flower."""
+
+    def __init__(self, run_dir: Path, workspace: Path, url: str) -> None:
+        super().__init__(name="flower-run-lock-late", daemon=True)
+        self.run_dir, self.workspace, self.url = run_dir, workspace, url
+        self.done = threading.Event()
+        self.held: ExitStack | None = None
+
+    def run(self) -> None:
+        from flower.core.lineage import continuing_run
+
+        while not self.done.wait(LATE_EVERY):
+            run = continuing_run(self.run_dir, self.workspace)
+            if run:
+                self._take(run)
+                return
+
+    def _take(self, run: str) -> None:
+        import sqlalchemy as sa
+
+        from flower.stores.runlock_pg import held_in_postgres
+
+        stack = ExitStack()
+        try:
+            holder = stack.enter_context(held_in_postgres(self.url, run, on_lost=_stop_lost))
+        except sa.exc.SQLAlchemyError:
+            return  # the store is unreachable: the run fails on the store itself
+        if holder is not None:
+            stack.close()
+            _stop_lost(holder)
+            return
+        self.held = stack
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join()
+        if self.held is not None:
+            self.held.close()
+
+
+#: Seconds between two looks for the id of a run that had none when its flower started.
+LATE_EVERY = 0.5
 
 
 def _stop_lost(holder: dict[str, Any]) -> None:
