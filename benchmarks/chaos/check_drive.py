@@ -83,9 +83,8 @@ class DriveChecks(Base):
             for pid, ws in runs.items():
                 job = Path(ws).name
                 run = self.c.run_ids.get(job)
-                started = self.c.started_at.get(pid, t)
-                if not run or first_known.get(job, t) > started:
-                    continue  # the run had no id when this flower took its locks
+                if not run or t < first_known.get(job, t) + LOCK_GAP + 0.5:
+                    continue  # a new run is locked once its id is made (every 0.5 s look)
                 times = by_pid.get(pid, [])
                 if not times or not (min(times) + 1.0 < t < max(times)):
                     continue  # not driving yet (or any more)
