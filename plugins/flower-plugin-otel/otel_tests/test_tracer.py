@@ -273,3 +273,30 @@ def test_the_human_overruling_the_judge_counts_as_agreement_or_not(traced: Trace
     reviews = traced.metrics()["flower.judge.reviews"]
     assert sorted((a["flower.judge.agreed"], v) for a, v in reviews) == [(False, 1), (True, 1)]
     assert MARKER not in exported_text(traced.finished())
+
+
+def test_a_side_question_is_a_span_of_the_run_and_a_question_counts_while_it_waits(
+    traced: Traced, tmp_path: Path
+) -> None:
+    rt = FakeRuntime(tmp_path)
+    emit(Event("step", {"index": 1, "total": 1, "resumed": False, "woke": 1}, step="干活"))
+    request = session(rt, "干活", session_id="sid-work")
+    with SessionScopes(request):
+        ask = {"id": "q1", "question": MARKER, "options": ["LF", "CRLF"], "asked_at": 1.0}
+        emit(Event("ask", {**ask, "state": "asked"}))
+        waiting = traced.metrics()["flower.questions.waiting"]
+        assert [v for _, v in waiting] == [1]
+        run_session(rt, "旁路问答", session_id="sid-aside")  # the human's ? line, meanwhile
+        result("旁路问答", sid="sid-aside")
+        emit(Event("ask", {**ask, "state": "answered", "answer": MARKER, "asked_at": 1.0}))
+    result("干活", sid="sid-work")
+    spans = traced.finished()
+    assert "flower run > 旁路问答" in tree(spans)  # not inside the step it interrupted
+    (aside,) = named(spans, "旁路问答")
+    assert aside.attributes["flower.kind"] == "side_question"
+    (question,) = named(spans, "question")
+    assert question.parent.span_id == named(spans, "invoke_agent agent-干活")[0].context.span_id
+    assert question.attributes["flower.ask.state"] == "answered"
+    assert question.attributes["flower.ask.waited_s"] > 0
+    assert [v for _, v in traced.metrics()["flower.questions.waiting"]] == [0]
+    assert MARKER not in exported_text(spans)
