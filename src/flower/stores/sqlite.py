@@ -68,6 +68,11 @@ T = TypeVar("T")
 
 #: Rows fetched per round trip when loading; bounds the driver's buffer on Postgres.
 LOAD_CHUNK = 500
+#: Characters of JSON parsed at once when loading (SQLite): a chunk's raw text is held
+#: twice while it is parsed (the rows, and the array they are joined into), so 500 rows
+#: of 64 KB lines held 64 MB of text beside the parsed transcript (3x its size at the
+#: peak); 1 MB still shares each key across hundreds of lines of 0.5-2 KB.
+LOAD_CHARS = 1 << 20
 _SQLITE_LOAD = (
     "SELECT entry FROM entries WHERE project_key = ? AND session_id = ? AND subpath = ? ORDER BY id"
 )
@@ -391,7 +396,8 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
         return loaded
 
     def _entry_texts(self, conn: sa.Connection, ids: dict[str, str]) -> Iterator[list[str]]:
-        """The stored lines' JSON text, ``LOAD_CHUNK`` rows at a time.
+        """The stored lines' JSON text, ``LOAD_CHUNK`` rows or ``LOAD_CHARS`` characters
+        at a time (SQLite; ``LOAD_CHUNK`` rows elsewhere).
 
         On SQLite straight from the driver's cursor: SQLAlchemy's row processing cost
         more than parsing the JSON. Elsewhere through SQLAlchemy, whose ``yield_per``
@@ -401,8 +407,17 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
             cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
             try:
                 cursor.execute(_SQLITE_LOAD, (ids["pk"], ids["sid"], ids["sub"]))
-                while rows := cursor.fetchmany(LOAD_CHUNK):
-                    yield [text for (text,) in rows]
+                batch: list[str] = []
+                size = 0
+                while rows := cursor.fetchmany(64):
+                    for (text,) in rows:
+                        batch.append(text)
+                        size += len(text)
+                    if size >= LOAD_CHARS or len(batch) >= LOAD_CHUNK:
+                        yield batch
+                        batch, size = [], 0
+                if batch:
+                    yield batch
             finally:
                 cursor.close()
             return
