@@ -191,3 +191,23 @@ async def test_between_two_moves_the_old_view_is_the_same_byte_for_byte(
         assert store.last_report.get("expired")  # glances past the newest six did expire
     shorter, longer = views
     assert longer[: len(shorter)] == shorter
+
+
+async def test_a_spill_file_removed_between_loads_is_written_again(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """A load remembers what it spilled (the next one need not hash it all again), but
+    never names a file that is gone."""
+    t = session(6)
+    t.call("make big", "z" * 5000)
+    t.call("make more", output(99))
+    t.call("make last", output(98))
+    store, out = await load(tmp_path, workspace, t.lines, now=1e12)  # cold: all but 2
+    spilled = sorted((workspace / ".flower" / "spill").glob("*.txt"))
+    assert len(spilled) == 7  # six masked, one trimmed (the 5000 characters)
+    for path in spilled:
+        path.unlink()
+    again = await store.load(KEY)
+    assert again == out
+    assert sorted((workspace / ".flower" / "spill").glob("*.txt")) == spilled
+    assert "z" * 5000 in {p.read_text() for p in spilled}

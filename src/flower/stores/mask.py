@@ -50,6 +50,7 @@ __all__ = [
     "is_prompt",
     "masked_text",
     "placeholder",
+    "spill_name",
 ]
 
 #: The placeholder a masked result becomes; ``{n}`` its characters, ``{path}`` the file.
@@ -170,29 +171,29 @@ def never_masked(tool_name: str | None) -> bool:
     return bool(tool_name) and str(tool_name).startswith(NEVER_MASKED)
 
 
-def placeholder(n: int, path: Path) -> str:
-    """The one line a masked result becomes, in the language in effect at load time."""
-    text = MASK_TEXT
-    try:  # the language switch, where this flower has one
+def placeholder(n: int, path: Path, english: bool | None = None) -> str:
+    """The one line a masked result becomes, in the language in effect at load time
+    (``english``: already looked up, once per load)."""
+    if english is None:
         from flower.core.lang import EN, current
 
-        if current() == EN:
-            text = MASK_TEXT_EN
-    except ImportError:  # pragma: no cover - older trees
-        pass
-    return text.format(n=f"{n:,}", path=path)
+        english = current() == EN
+    return (MASK_TEXT_EN if english else MASK_TEXT).format(n=f"{n:,}", path=path)
 
 
-def masked_text(content: Any, write: Callable[[str, str], Path]) -> tuple[Any, int]:
+def masked_text(
+    content: Any, write: Callable[[str], Path], english: bool | None = None
+) -> tuple[Any, int]:
     """``content`` with its text replaced by placeholders, and the characters saved.
 
-    ``write(name, text)`` stores ``text`` whole and returns the file; it raises
+    ``write(text)`` stores ``text`` whole and returns the file (:func:`spill_name` names
+    it); it raises
     ``OSError``/``ValueError`` when it cannot, and then ``content`` is returned as it was.
     A string is masked whole; in a list, each text block of :data:`SMALL_TEXT` or more
     gets its own file and placeholder, and image or document blocks stay.
     """
     if isinstance(content, str):
-        line = placeholder(len(content), write(_name(content), content))
+        line = placeholder(len(content), write(content), english)
         return line, len(content) - len(line)
     if not isinstance(content, list):
         return content, 0
@@ -202,14 +203,15 @@ def masked_text(content: Any, write: Callable[[str, str], Path]) -> tuple[Any, i
         if isinstance(item, dict) and item.get("type") == "text":
             body = str(item.get("text", ""))
             if len(body) >= SMALL_TEXT:
-                line = placeholder(len(body), write(_name(body), body))
+                line = placeholder(len(body), write(body), english)
                 saved += len(body) - len(line)
                 item = {**item, "text": line}
         out.append(item)
     return out, saved
 
 
-def _name(body: str) -> str:
+def spill_name(body: str) -> str:
+    """The name of a masked text's spill file (before the writer's own content hash)."""
     return "m-" + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,7 +56,14 @@ from flower.stores.expire import EXPIRED_TEXT as EXPIRED_TEXT
 from flower.stores.expire import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
 from flower.stores.expire import EphemeralPolicy, ResultBlocks, expire, replace_text
 from flower.stores.handout import Handouts
-from flower.stores.mask import MaskPolicy, boundary, maskable, masked_text, never_masked
+from flower.stores.mask import (
+    MaskPolicy,
+    boundary,
+    maskable,
+    masked_text,
+    never_masked,
+    spill_name,
+)
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.statements import key_of
 from flower.stores.transcript import Entry, counted_results, text_length, tool_uses
@@ -69,6 +77,13 @@ __all__ = [
     "trim_report",
 ]
 
+#: How many spilled texts the store remembers across loads (:meth:`_recall`).
+MEMO_ENTRIES = 50_000
+#: (kind, name, length, hash of the text, English?); for one redactor (a new one, with
+#: other secrets to hide, forgets them all).
+_MemoKey = tuple[str, str, int, int, bool]
+#: What a spill file's name may not hold (a tool call id is the API's, or a transcript's).
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 #: Text blocks shorter than this stay in place: a pointer would not be shorter.
 SMALL_TEXT = 200
 #: How much of a spilled result the pointer quotes.
@@ -124,6 +139,10 @@ class TrimmingSessionStore(SqliteSessionStore):
         self.mask = mask if mask is not None else MaskPolicy()
         self.now: Callable[[], float] = time.time
         self.last_report: dict[str, int] = {}
+        self._checked_folder: str | None = None
+        self._spilled: dict[_MemoKey, tuple[str, str]] = {}
+        self._redactor = current_redactor()
+        self._english = False
         #: What recent loads handed out: a fork's copy of it is stored as the original.
         self.handouts = Handouts()
         # Checked by name here; links are checked at every write (an agent can plant one
@@ -206,6 +225,17 @@ class TrimmingSessionStore(SqliteSessionStore):
         """A step before expiry, for subclasses (pruning); none here."""
         return entries
 
+    def _look_around(self) -> None:
+        """What spilling needs, looked up once per pass, not per result (each looks at
+        files: the spill folder's links, the watched ``.env`` files, the language saved
+        by ``flower setup``)."""
+        self._checked_folder = None
+        redactor = current_redactor()
+        if redactor is not self._redactor:  # other secrets: what was spilled is redone
+            self._spilled.clear()
+        self._redactor = redactor
+        self._english = current() == EN
+
     def _count(self, name: str, n: int = 1) -> None:
         self.last_report[name] = self.last_report.get(name, 0) + n
 
@@ -252,6 +282,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         pointer, which quotes its first lines: a large result reads the same whether
         masking or trimming reached it first; a shorter one gets the one-line placeholder.
         """
+        self._look_around()
         uses = tool_uses(entries)
         large = self.policy.min_chars if self.policy.enabled else None
         for _index, entry, block in results:
@@ -268,7 +299,7 @@ class TrimmingSessionStore(SqliteSessionStore):
                     block["content"] = self._spill(call, content)
                     saved = text_length(content) - text_length(block["content"])
                 else:
-                    block["content"], saved = masked_text(content, self._mask_file)
+                    block["content"], saved = masked_text(content, self._mask_file, self._english)
             except (OSError, ValueError):  # ValueError: keep_out_of_git met a link
                 self._count("spill_failed")
                 continue
@@ -276,9 +307,43 @@ class TrimmingSessionStore(SqliteSessionStore):
             self._count(f"{kind}_chars", saved)
         return entries
 
-    def _mask_file(self, name: str, body: str) -> Path:
+    def _mask_file(self, body: str) -> Path:
         """The spill file holding ``body`` (redacted, as every spill file is)."""
-        return self._write_spill(name, current_redactor().redact(body))
+        key = ("m", "", len(body), hash(body), False)
+        hit = self._recall(key)
+        if hit is not None:
+            return Path(hit[1])
+        path = self._write_spill(spill_name(body), self._redactor.redact(body))
+        self._remember(key, "", path)
+        return path
+
+    # --- what earlier loads spilled -----------------------------------------------------
+
+    def _recall(self, key: _MemoKey) -> tuple[str, str] | None:
+        """What an earlier load made of the same text, if its file is still in place.
+
+        Each load of a long session spills the same old results again; naming a file by
+        its content means encoding, redacting and hashing every one of them (most of a
+        load's time on large results). The stored rows never change, so the same tool
+        call's text is the same text: the key is the call, the text's length and Python's
+        hash of it and the language, for the redactor in effect; the file is checked (one
+        ``lstat``, after the folder's own check of this load) before it is named again.
+        """
+        hit = self._spilled.get(key)
+        if hit is None:
+            return None
+        self._spill_folder()  # the folder's links, once per load
+        try:
+            if stat.S_ISREG(os.lstat(hit[1]).st_mode):
+                return hit
+        except OSError:
+            pass
+        return None
+
+    def _remember(self, key: _MemoKey, text: str, path: Path) -> None:
+        if len(self._spilled) >= MEMO_ENTRIES:
+            self._spilled.clear()
+        self._spilled[key] = (text, str(path))
 
     # --- trimming ---------------------------------------------------------------------
 
@@ -287,6 +352,7 @@ class TrimmingSessionStore(SqliteSessionStore):
 
         ``results``: ``counted_results(entries)`` when the caller has it already.
         """
+        self._look_around()
         policy = self.policy
         results = counted_results(entries) if results is None else results
         old = results[: max(len(results) - max(policy.keep_recent, 0), 0)]
@@ -318,11 +384,22 @@ class TrimmingSessionStore(SqliteSessionStore):
             out.append(item)
         return out
 
-    def _pointer(self, name: str, body: str) -> str:
-        body = current_redactor().redact(body)  # the file and the head alike
+    def _pointer(self, name: str, original: str) -> str:
+        key = ("p", name, len(original), hash(original), self._english)
+        hit = self._recall(key)
+        if hit is not None:
+            return hit[0]
+        body = self._redactor.redact(original)  # the file and the head alike
         path = self._write_spill(name, body)
-        head = "\n".join(body.splitlines()[:HEAD_LINES])[:HEAD_CHARS]
-        if current() == EN:
+        # the first lines of a prefix: enough for HEAD_CHARS (a separator is at most 2
+        # characters), without splitting all of a large result into lines
+        head = "\n".join(body[: 4 * HEAD_CHARS].splitlines()[:HEAD_LINES])[:HEAD_CHARS]
+        pointer = self._pointer_text(body, path, head)
+        self._remember(key, pointer, path)
+        return pointer
+
+    def _pointer_text(self, body: str, path: Path, head: str) -> str:
+        if self._english:
             return (
                 f"[An older tool output ({len(body)} characters) was moved out of the context;"
                 f" all of it is kept in {path} . Read that file when you need it. It begins:"
@@ -336,24 +413,35 @@ class TrimmingSessionStore(SqliteSessionStore):
     def _write_spill(self, name: str, body: str) -> Path:
         """Write ``body`` under the spill folder, whole or not at all.
 
-        The folder is checked again for every file: the agent works in the workspace and
-        may have made ``.flower`` or ``spill`` a link since the store was built.
+        The folder is checked again at every load, before its first file: the agent works
+        in the workspace and may have made ``.flower`` or ``spill`` a link since the store
+        was built. (Checked once per load, not per file: a load of a long session spills
+        hundreds of results, and the check, a ``resolve`` and an ``lstat`` per folder on
+        the way, cost more than the rest of the load; the window is one load's
+        milliseconds, in a thread the agent's tools do not run in.)
         """
         data = body.encode("utf-8", "surrogatepass")
         digest = hashlib.sha256(data).hexdigest()[:16]
-        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:80]
+        safe = _UNSAFE.sub("_", name)[:80]
         folder = self._spill_folder()
-        path = folder / f"{safe}-{digest}.txt"
-        if path.is_file() and not path.is_symlink():
-            return path  # named by its content: already written
-        atomic_write(path, body)
-        keep_out_of_git(folder)
-        return path
+        path = os.path.join(folder, f"{safe}-{digest}.txt")
+        try:
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                return Path(path)  # named by its content: already written
+        except FileNotFoundError:
+            pass
+        atomic_write(Path(path), body)
+        keep_out_of_git(Path(folder))
+        return Path(path)
 
-    def _spill_folder(self) -> Path:
+    def _spill_folder(self) -> str:
         """The spill folder, made if missing; ``OSError`` if it resolves outside the
         workspace or any folder on its way below the workspace is a symlink (even one
-        that stays inside: flower writes nothing through a link an agent could plant)."""
+        that stays inside: flower writes nothing through a link an agent could plant).
+        Checked once per load (:meth:`_reshape` forgets it)."""
+        checked = self._checked_folder
+        if checked is not None:
+            return checked
         workspace = self.workspace.resolve()
         folder = _inside(self.spill_dir, workspace)
         _no_links(workspace, self.policy.spill_dirname)
@@ -361,7 +449,8 @@ class TrimmingSessionStore(SqliteSessionStore):
             folder.mkdir(parents=True, exist_ok=True)
             folder = _inside(self.spill_dir, workspace)  # a link may have appeared meanwhile
             _no_links(workspace, self.policy.spill_dirname)
-        return folder
+        self._checked_folder = str(folder)
+        return self._checked_folder
 
 
 #: ``last_report`` key -> how :func:`trim_report` words it (``{n}`` is the count).

@@ -1,0 +1,167 @@
+"""The store's load path on the spread of line sizes real transcripts have (issue 23 §3).
+
+    python benchmarks/load_shapes.py [--lines 3000] [--rounds 5] [--sizes 0.5,1,2.7,8,16,64]
+
+For each mean line size, a transcript in the bundled CLI's shapes (``benchmarks/store.py``'s
+replies, tool calls, results, prompts, denials and retry storms; here with the real CLI
+2.1's other lines too: ``progress`` hook lines, ``file-history-snapshot``, thinking blocks
+with their signature, Read results as lists of text blocks), its tool results sized so
+the JSONL's mean line is the size asked. Plus every ``*.jsonl`` in
+``benchmarks/transcripts/`` (real ones: ``SOURCES.md`` there; not committed).
+
+Subject: ``PruningSessionStore.load`` with every policy on (prune, expire, mask, trim: the
+``flower`` command's store) over SQLite, warm (the spill files of the first load exist).
+Baseline: ``json.loads`` of each line of the same JSONL. Targets: <= 1.5x the parse, peak
+memory (tracemalloc) <= 2x the JSONL's size. Rounds alternate; CPU time
+(``time.process_time``: the machine is shared, and wall time swung 3x between rounds),
+the best of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from store import KEY, transcript  # noqa: E402
+
+from flower.stores.prune import PruningSessionStore  # noqa: E402
+
+SIGNATURE = "ErAGCkYICxgCKkCIPs4c+mjB63w9koxNAnaOm5ks6exqntaRR" * 12
+
+
+def shaped(lines: int, mean_kb: float) -> list[dict[str, Any]]:
+    """``store.transcript`` with real-CLI extras and results scaled to ``mean_kb``."""
+    base = transcript(lines)
+    out: list[dict[str, Any]] = []
+    for n, line in enumerate(base):
+        out.append(line)
+        if n % 25 == 3:
+            out.append(
+                {
+                    "type": "progress",
+                    "parentUuid": line["uuid"],
+                    "uuid": f"p-{n}",
+                    "sessionId": line["sessionId"],
+                    "data": {"type": "hook_progress", "hookEvent": "PreToolUse"},
+                    "timestamp": line["timestamp"],
+                }
+            )
+        if n % 50 == 4:
+            out.append(
+                {
+                    "type": "file-history-snapshot",
+                    "messageId": f"m-{n}",
+                    "snapshot": {"trackedFileBackups": {}, "timestamp": line["timestamp"]},
+                }
+            )
+        message = line.get("message")
+        if line["type"] == "assistant" and n % 10 == 0 and isinstance(message, dict):
+            thought = {
+                "type": "thinking",
+                "thinking": "Let me check. " * 20,
+                "signature": SIGNATURE,
+            }
+            message["content"] = [thought, *message["content"]]
+    plain = sum(len(json.dumps(e)) + 1 for e in out)
+    results = [
+        b
+        for e in out
+        if e.get("type") == "user" and isinstance(e["message"]["content"], list)
+        for b in e["message"]["content"]
+        if b.get("type") == "tool_result" and isinstance(b.get("content"), str)
+    ]
+    extra = max(mean_kb * 1000 * len(out) - plain, 0) / max(len(results), 1)
+    for k, block in enumerate(results):
+        text = block["content"]
+        if extra <= 0 or block.get("is_error"):
+            continue
+        grown = (text + "\n") * int(extra // max(len(text), 1) + 1)
+        body = grown[: len(text) + int(extra)]
+        if k % 3 == 0:  # a Read: a list of text blocks
+            block["content"] = [{"type": "text", "text": body}]
+        else:
+            block["content"] = body
+    return out
+
+
+def measure(name: str, lines: list[dict[str, Any]], rounds: int, work: Path) -> dict[str, Any]:
+    jsonl = [json.dumps(e, ensure_ascii=False) for e in lines]
+    size = sum(len(s.encode()) + 1 for s in jsonl)
+    store = PruningSessionStore(work / f"{name}.db", workspace=work / f"ws-{name}")
+    store.now = lambda: 4e9  # long after the newest line: a cold resume, every policy acts
+    asyncio.run(store.append(KEY, lines))
+    first = asyncio.run(store.load(KEY))
+    assert first is not None
+    s_times, b_times = [], []
+    for _ in range(rounds):
+        started = time.process_time()
+        [json.loads(x) for x in jsonl]
+        b_times.append(time.process_time() - started)
+        started = time.process_time()
+        asyncio.run(store.load(KEY))
+        s_times.append(time.process_time() - started)
+    tracemalloc.start()
+    asyncio.run(store.load(KEY))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    tracemalloc.start()
+    [json.loads(x) for x in jsonl]
+    base_peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    report = dict(store.last_report)
+    store.close()
+    s, b = min(s_times), min(b_times)
+    return {
+        "name": name,
+        "lines": len(lines),
+        "mean KB": size / len(lines) / 1000,
+        "MB": size / 1e6,
+        "store s": s,
+        "json.loads s": b,
+        "ratio": s / b,
+        "peak x": peak / size,
+        "json.loads peak x": base_peak / size,
+        "report": report,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--lines", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--sizes", default="0.5,1,2.7,8,16,64")
+    args = parser.parse_args()
+    cases: list[tuple[str, list[dict[str, Any]]]] = []
+    for kb in (float(x) for x in args.sizes.split(",")):
+        n = args.lines if kb <= 8 else max(int(args.lines * 8 / kb), 300)
+        cases.append((f"generated-{kb:g}KB", shaped(n, kb)))
+    for path in sorted((HERE / "transcripts").glob("*.jsonl")):
+        text = path.read_text(encoding="utf-8").splitlines()
+        cases.append((path.stem[:30], [json.loads(x) for x in text if x.strip()]))
+    print(
+        f"{'transcript':32} {'lines':>6} {'mean KB':>8} {'MB':>6}  store/json.loads  peak/size (json.loads)"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, lines in cases:
+            r = measure(name, lines, args.rounds, Path(tmp))
+            print(
+                f"{r['name']:32} {r['lines']:6} {r['mean KB']:8.2f} {r['MB']:6.1f}"
+                f"  {r['ratio']:5.2f}x ({r['store s'] * 1e3:.0f}/{r['json.loads s'] * 1e3:.0f} ms)"
+                f"  {r['peak x']:5.2f}x ({r['json.loads peak x']:.2f}x)  {r['report']}"
+            )
+    print("targets: store <= 1.50x json.loads, peak <= 2.00x the JSONL")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
