@@ -206,6 +206,8 @@ class DriveChecks(Base):
     def secrets(self) -> None:
         needles = [self.c.key.encode(), self.c.password.encode()]
         for path in files(self.c.root):
+            if path.name == flow.SECRETS and path.parent.parent == self.c.root / "ws":
+                continue  # where the harness planted them
             try:
                 data = path.read_bytes()
             except OSError:

@@ -37,6 +37,10 @@ JOB_HEADER = "x-chaos-job"
 PID_HEADER = "x-chaos-pid"
 #: The file each worker command appends its marker to.
 WORK_LOG = "work.log"
+#: A file in each workspace holding the decoy secrets (the key, the store's URL with its
+#: password), as a project's ``.env`` would; the leaker worker prints it: flower must
+#: mask them in the tool's output, so they reach no transcript, row or file but this one.
+SECRETS = "secrets.env"
 #: What tells the roles apart in a request: their rules (system prompt) and first prompt.
 CLARIFIER = "你是需求澄清者"
 JUDGE = "你是裁判"
@@ -122,10 +126,7 @@ def script(p: Plan, *, delay: float = 0.05) -> list[Conversation]:
             turns.append(tool("Agent", payload, delay=delay))
             commands = [bash(c, delay=delay) for c in d.commands]
             if d.task == p.leaker:
-                commands[1:1] = [
-                    bash("printenv ANTHROPIC_API_KEY"),
-                    bash("printenv FLOWER_STORE_URL"),
-                ]
+                commands[1:1] = [bash(f"cat {SECRETS}")]  # the secrets in a tool's output
             convs.append(
                 _repeating(
                     conversation(

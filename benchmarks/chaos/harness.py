@@ -113,6 +113,9 @@ class Chaos:
         for ws in self.workspaces.values():
             ws.mkdir(parents=True)
         self.mount_tmpfs()
+        for ws in self.workspaces.values():  # after the mounts: a tmpfs would hide it
+            planted = f"ANTHROPIC_API_KEY={self.key}\nFLOWER_STORE_URL={self.store_url}\n"
+            (ws / flow.SECRETS).write_text(planted, encoding="utf-8")
         self.model.start()
         self.say(f"model on {self.model.base_url}; schema {self.schema}; folder {self.root}")
 
