@@ -148,9 +148,8 @@ def main() -> int:
     for path in sorted((HERE / "transcripts").glob("*.jsonl")):
         text = path.read_text(encoding="utf-8").splitlines()
         cases.append((path.stem[:30], [json.loads(x) for x in text if x.strip()]))
-    print(
-        f"{'transcript':32} {'lines':>6} {'mean KB':>8} {'MB':>6}  store/json.loads  peak/size (json.loads)"
-    )
+    head = f"{'transcript':32} {'lines':>6} {'mean KB':>8} {'MB':>6}"
+    print(head + "  store/json.loads  peak/size (json.loads)")
     with tempfile.TemporaryDirectory() as tmp:
         for name, lines in cases:
             r = measure(name, lines, args.rounds, Path(tmp))

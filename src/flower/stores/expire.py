@@ -74,6 +74,7 @@ def expire(
     *,
     below: int | None = None,
     supersede: bool = False,
+    uses: dict[str, tuple[int, dict[str, Any]]] | None = None,
 ) -> int:
     """Replace stale ephemeral Bash results among ``results`` with the policy's note (in
     place); the number expired.
@@ -81,9 +82,9 @@ def expire(
     ``below``: only the oldest this many of ``results`` may change (masking's boundary,
     where old context changes only when the boundary moves); ``None``: any.
     ``supersede``: a glance that ran again later is stale too, even among the newest
-    ``keep_recent``.
+    ``keep_recent``. ``uses``: ``tool_uses(entries)`` when the caller has it already.
     """
-    uses = tool_uses(entries)
+    uses = tool_uses(entries) if uses is None else uses
     found: list[tuple[int, dict[str, Any], str, int]] = []
     for position, (index, entry, block) in enumerate(results):
         if entry.get("isCompactSummary") is True:

@@ -33,6 +33,7 @@ Like the other load policies this never changes a stored row (docs/storage.md).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ __all__ = [
     "MASK_TEXT_EN",
     "MaskPolicy",
     "boundary",
+    "cold_points",
     "is_prompt",
     "masked_text",
     "placeholder",
@@ -94,6 +96,7 @@ def boundary(
     counted: list[int],
     now: float,
     keep: int | None = None,
+    cold: list[int] | None = None,
 ) -> int:
     """How many of the oldest counted results may be masked or expired at this load.
 
@@ -103,6 +106,7 @@ def boundary(
     line is older than ``cold_after``; every past prompt that came that long after the line
     before it). ``keep``: the newest results that stay (``policy.keep_recent``; expiry
     passes its own when smaller, so a cold load expires exactly what the seed says).
+    ``cold``: :func:`cold_points` of ``entries`` when the caller has them already.
     """
     total = len(counted)
     keep = max(policy.keep_recent if keep is None else keep, 0)
@@ -110,44 +114,43 @@ def boundary(
     reach = max(total - keep, 0) // step * step
     if policy.cold_after is None or not counted:
         return reach
-    for line in _cold_points(entries, now, policy.cold_after):
-        before = _count_before(counted, line)
+    if cold is None:
+        cold = cold_points(entries, now, policy.cold_after)
+    for line in cold:
+        before = bisect.bisect_left(counted, line)
         reach = max(reach, before - keep)
     return min(max(reach, 0), max(total - keep, 0))
 
 
-def _cold_points(entries: list[Entry], now: float, cold_after: float) -> list[int]:
+def cold_points(entries: list[Entry], now: float, cold_after: float) -> list[int]:
     """Line indexes at which the session resumed on a cold cache: every prompt that came
     ``cold_after`` seconds after the line before it, and the end (this load) when the
     newest line is that old, or when no line says when it was written (nothing tells a
-    warm cache from a cold one, and a reshape then costs at most one rewrite)."""
+    warm cache from a cold one, and a reshape then costs at most one rewrite).
+
+    Only a prompt's time and its predecessor's are read (parsing every line's timestamp
+    was a tenth of a load); the lines of a transcript are written in time order.
+    """
     points: list[int] = []
-    previous: float | None = None
+    previous: Any = None  # the newest stamp (text) seen before this line
+    latest: float | None = None
     for index, entry in enumerate(entries):
-        stamp = _when(entry)
-        if stamp is None:
+        stamp = entry.get("timestamp")
+        if not isinstance(stamp, str) or not stamp:
             continue
-        if previous is not None and stamp - previous > cold_after and is_prompt(entry):
-            points.append(index)
-        previous = stamp if previous is None else max(previous, stamp)
-    if previous is None or now - previous > cold_after:  # no time at all: assume cold
+        if previous is not None and is_prompt(entry):
+            when, before = _when(stamp), _when(previous)
+            if when is not None and before is not None and when - before > cold_after:
+                points.append(index)
+        previous = stamp
+    if previous is not None:
+        latest = _when(previous)
+    if latest is None or now - latest > cold_after:  # no time at all: assume cold
         points.append(len(entries))
     return points
 
 
-def _count_before(counted: list[int], line: int) -> int:
-    n = 0
-    for index in counted:
-        if index >= line:
-            break
-        n += 1
-    return n
-
-
-def _when(entry: Entry) -> float | None:
-    stamp = entry.get("timestamp")
-    if not isinstance(stamp, str) or not stamp:
-        return None
+def _when(stamp: str) -> float | None:
     try:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
     except ValueError:

@@ -59,11 +59,13 @@ from flower.stores.handout import Handouts
 from flower.stores.mask import (
     MaskPolicy,
     boundary,
+    cold_points,
     maskable,
     masked_text,
     never_masked,
     spill_name,
 )
+from flower.stores.report import trim_report as trim_report
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.statements import key_of
 from flower.stores.transcript import Entry, counted_results, text_length, tool_uses
@@ -77,6 +79,8 @@ __all__ = [
     "trim_report",
 ]
 
+#: ``tool_uses(entries)``: tool_use id -> (line index, block).
+Uses = dict[str, tuple[int, dict[str, Any]]]
 #: How many spilled texts the store remembers across loads (:meth:`_recall`).
 MEMO_ENTRIES = 50_000
 #: (kind, name, length, hash of the text, English?); for one redactor (a new one, with
@@ -198,8 +202,13 @@ class TrimmingSessionStore(SqliteSessionStore):
         # Expiry, masking and trimming change blocks in place, never lines: one walk
         # serves all three, and it counts the main chain's results only.
         results = counted_results(entries)
+        uses = tool_uses(entries)
+        lines = [i for i, _, _ in results]
+        cold = None
+        if self.masking and self.mask.cold_after is not None:
+            cold = cold_points(entries, self.now(), self.mask.cold_after)
         if self.ephemeral.enabled:
-            entries = self.expire(entries, results=results)
+            entries = self.expire(entries, results=results, uses=uses, cold=cold)
         if self.masking:
             # Cache-aware (:func:`~flower.stores.mask.boundary`): the oldest ``reach``
             # results change only when the boundary moves, in chunks or all the way on a
@@ -208,9 +217,9 @@ class TrimmingSessionStore(SqliteSessionStore):
             # never masked. Trimming keeps its window: by default masking's reach (newest
             # 6 plus less than a chunk) is past trimming's newest 20, so trimming only
             # meets what masking leaves (a human's answers, a failed spill).
-            reach = boundary(self.mask, entries, [i for i, _, _ in results], self.now())
+            reach = boundary(self.mask, entries, lines, self.now(), cold=cold)
             if reach:
-                entries = self.apply_mask(entries, results[:reach])
+                entries = self.apply_mask(entries, results[:reach], uses=uses)
         if self.policy.enabled:
             entries = self.trim(entries, results=results)
         return entries
@@ -241,7 +250,14 @@ class TrimmingSessionStore(SqliteSessionStore):
 
     # --- expiry -----------------------------------------------------------------------
 
-    def expire(self, entries: list[Entry], *, results: ResultBlocks | None = None) -> list[Entry]:
+    def expire(
+        self,
+        entries: list[Entry],
+        *,
+        results: ResultBlocks | None = None,
+        uses: Uses | None = None,
+        cold: list[int] | None = None,
+    ) -> list[Entry]:
         """Replace stale ephemeral Bash results with ``ephemeral.text`` (in place;
         :func:`flower.stores.expire.expire`).
 
@@ -254,12 +270,15 @@ class TrimmingSessionStore(SqliteSessionStore):
         change makes the API write everything after it again); on a cold cache the
         boundary is all the way and the seed's rule holds exactly. With
         ``mask.supersede`` a glance that ran again later expires too, below the boundary.
+        ``uses``, ``cold``: ``tool_uses(entries)`` and :func:`~flower.stores.mask.cold_points`
+        when the caller has them already.
         """
         pool = counted_results(entries) if results is None else results
         below = None
         if self.masking:
             keep = max(min(self.mask.keep_recent, self.ephemeral.keep_recent), 0)
-            below = boundary(self.mask, entries, [i for i, _, _ in pool], self.now(), keep=keep)
+            lines = [i for i, _, _ in pool]
+            below = boundary(self.mask, entries, lines, self.now(), keep=keep, cold=cold)
             pool = pool[: below + keep]
         expired = expire(
             entries,
@@ -267,6 +286,7 @@ class TrimmingSessionStore(SqliteSessionStore):
             self.ephemeral,
             below=below,
             supersede=self.masking and self.mask.supersede,
+            uses=uses,
         )
         if expired:
             self._count("expired", expired)
@@ -274,7 +294,9 @@ class TrimmingSessionStore(SqliteSessionStore):
 
     # --- masking ----------------------------------------------------------------------
 
-    def apply_mask(self, entries: list[Entry], results: ResultBlocks) -> list[Entry]:
+    def apply_mask(
+        self, entries: list[Entry], results: ResultBlocks, *, uses: Uses | None = None
+    ) -> list[Entry]:
         """Replace the text of each of ``results`` (the oldest, below the boundary) that is
         long enough with a placeholder naming its spill file (in place).
 
@@ -283,7 +305,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         masking or trimming reached it first; a shorter one gets the one-line placeholder.
         """
         self._look_around()
-        uses = tool_uses(entries)
+        uses = tool_uses(entries) if uses is None else uses
         large = self.policy.min_chars if self.policy.enabled else None
         for _index, entry, block in results:
             if entry.get("isCompactSummary") is True or not maskable(block, self.mask):
@@ -451,33 +473,6 @@ class TrimmingSessionStore(SqliteSessionStore):
             _no_links(workspace, self.policy.spill_dirname)
         self._checked_folder = str(folder)
         return self._checked_folder
-
-
-#: ``last_report`` key -> how :func:`trim_report` words it (``{n}`` is the count).
-_REPORT_WORDS = (
-    ("masked", "{n} old tool result(s) masked (kept whole in spill files)"),
-    ("trimmed", "{n} large tool result(s) replaced by pointers to files"),
-    ("expired", "{n} stale one-off result(s) marked expired"),
-    ("api_errors", "{n} retry-storm error line(s) left out"),
-    ("denials", "{n} old refused call(s) left out"),
-    ("interrupted", "{n} interrupted result(s) neutralised"),
-    ("orphans", "{n} unfinished tool call(s) closed"),
-    ("spill_failed", "{n} large result(s) kept whole (the spill file could not be written)"),
-)
-
-
-def trim_report(store: Any) -> str:
-    """One line for a log or a wake banner: what the latest ``load()`` of ``store`` did to
-    the context it handed back (``"nothing trimmed"`` when it did nothing).
-
-    Works with any store that has ``last_report`` (the trimming and pruning stores).
-    """
-    report: dict[str, int] = getattr(store, "last_report", None) or {}
-    parts = [words.format(n=report[key]) for key, words in _REPORT_WORDS if report.get(key)]
-    saved = report.get("trimmed_chars", 0) // 4
-    if saved and parts and report.get("trimmed"):
-        parts[0] += f" (~{saved:,} tokens saved)"
-    return "; ".join(parts) or "nothing trimmed"
 
 
 def _inside(folder: Path, workspace: Path) -> Path:
