@@ -138,7 +138,7 @@ def cold_points(entries: list[Entry], now: float, cold_after: float) -> list[int
         stamp = entry.get("timestamp")
         if not isinstance(stamp, str) or not stamp:
             continue
-        if previous is not None and is_prompt(entry):
+        if previous is not None and entry.get("type") == "user" and is_prompt(entry):
             when, before = _when(stamp), _when(previous)
             if when is not None and before is not None and when - before > cold_after:
                 points.append(index)
@@ -174,7 +174,7 @@ def never_masked(tool_name: str | None) -> bool:
     return bool(tool_name) and str(tool_name).startswith(NEVER_MASKED)
 
 
-def placeholder(n: int, path: Path, english: bool | None = None) -> str:
+def placeholder(n: int, path: Path | str, english: bool | None = None) -> str:
     """The one line a masked result becomes, in the language in effect at load time
     (``english``: already looked up, once per load)."""
     if english is None:
@@ -184,19 +184,17 @@ def placeholder(n: int, path: Path, english: bool | None = None) -> str:
     return (MASK_TEXT_EN if english else MASK_TEXT).format(n=f"{n:,}", path=path)
 
 
-def masked_text(
-    content: Any, write: Callable[[str], Path], english: bool | None = None
-) -> tuple[Any, int]:
+def masked_text(content: Any, line_for: Callable[[str], str]) -> tuple[Any, int]:
     """``content`` with its text replaced by placeholders, and the characters saved.
 
-    ``write(text)`` stores ``text`` whole and returns the file (:func:`spill_name` names
-    it); it raises
-    ``OSError``/``ValueError`` when it cannot, and then ``content`` is returned as it was.
-    A string is masked whole; in a list, each text block of :data:`SMALL_TEXT` or more
-    gets its own file and placeholder, and image or document blocks stay.
+    ``line_for(text)`` stores ``text`` whole (in a file :func:`spill_name` names) and
+    returns its :func:`placeholder`; it raises ``OSError``/``ValueError`` when it cannot,
+    and then ``content`` is returned as it was. A string is masked whole; in a list, each
+    text block of :data:`SMALL_TEXT` or more gets its own file and placeholder, and image
+    or document blocks stay.
     """
     if isinstance(content, str):
-        line = placeholder(len(content), write(content), english)
+        line = line_for(content)
         return line, len(content) - len(line)
     if not isinstance(content, list):
         return content, 0
@@ -206,7 +204,7 @@ def masked_text(
         if isinstance(item, dict) and item.get("type") == "text":
             body = str(item.get("text", ""))
             if len(body) >= SMALL_TEXT:
-                line = placeholder(len(body), write(body), english)
+                line = line_for(body)
                 saved += len(body) - len(line)
                 item = {**item, "text": line}
         out.append(item)

@@ -63,6 +63,7 @@ from flower.stores.mask import (
     maskable,
     masked_text,
     never_masked,
+    placeholder,
     spill_name,
 )
 from flower.stores.report import trim_report as trim_report
@@ -321,7 +322,7 @@ class TrimmingSessionStore(SqliteSessionStore):
                     block["content"] = self._spill(call, content)
                     saved = text_length(content) - text_length(block["content"])
                 else:
-                    block["content"], saved = masked_text(content, self._mask_file, self._english)
+                    block["content"], saved = masked_text(content, self._mask_line)
             except (OSError, ValueError):  # ValueError: keep_out_of_git met a link
                 self._count("spill_failed")
                 continue
@@ -329,15 +330,17 @@ class TrimmingSessionStore(SqliteSessionStore):
             self._count(f"{kind}_chars", saved)
         return entries
 
-    def _mask_file(self, body: str) -> Path:
-        """The spill file holding ``body`` (redacted, as every spill file is)."""
-        key = ("m", "", len(body), hash(body), False)
+    def _mask_line(self, body: str) -> str:
+        """The placeholder of ``body``, whose spill file holds it (redacted, as every
+        spill file is)."""
+        key = ("m", "", len(body), hash(body), self._english)
         hit = self._recall(key)
         if hit is not None:
-            return Path(hit[1])
+            return hit[0]
         path = self._write_spill(spill_name(body), self._redactor.redact(body))
-        self._remember(key, "", path)
-        return path
+        line = placeholder(len(body), path, self._english)
+        self._remember(key, line, path)
+        return line
 
     # --- what earlier loads spilled -----------------------------------------------------
 
