@@ -78,6 +78,24 @@ class Manifest:
             merged = sorted(others + mine, key=_started)
             atomic_write(self.path, json.dumps(merged, ensure_ascii=False, indent=2) + "\n")
 
+    def restore(self, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Add the rows of ``rows`` the file lacks (other processes' rows only: this
+        process writes its own); how many were added. For rows the store kept while the
+        file could not be written (a full disk)."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with locked(self.path):
+            current, corrupt = self._load()
+            if corrupt:
+                return 0  # write() sets a corrupt file aside; nothing to merge into
+            have = {_key(row) for row in current}
+            missing = [
+                dict(row) for row in rows if row.get("run") != self.run and _key(row) not in have
+            ]
+            if missing:
+                merged = sorted(current + missing, key=_started)
+                atomic_write(self.path, json.dumps(merged, ensure_ascii=False, indent=2) + "\n")
+            return len(missing)
+
     def _load(self) -> tuple[list[dict[str, Any]], bool]:
         try:
             raw = self.path.read_bytes()
@@ -90,6 +108,11 @@ class Manifest:
         if not isinstance(data, list) or not all(isinstance(row, dict) for row in data):
             return [], True  # valid JSON, but not rows: as unusable as a torn file
         return data, False
+
+
+def _key(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    """What tells two manifest rows apart: the process, the step, when it started."""
+    return (str(row.get("run")), str(row.get("step")), str(row.get("started_at")))
 
 
 def _started(row: Mapping[str, Any]) -> float:
@@ -115,5 +138,27 @@ def mirror_step(runtime: Any, row: Mapping[str, Any]) -> None:
             import socket
 
             recorder(run, str(runtime.workspace), socket.gethostname(), row)
+            _reconcile(runtime, run, socket.gethostname())
     except Exception as exc:  # a view must not fail a step
         print(f"flower: could not add the step to the store's run list: {exc}", file=sys.stderr)
+
+
+def _reconcile(runtime: Any, run: str, host: str) -> None:
+    """Make the file and the store agree on the run's rows, both ways: a row the store
+    kept while the file could not be written (a full disk) goes into ``manifest.json``;
+    a row of this process the file has and the store missed (its connection cut as an
+    earlier step ended) goes into the store. Without it the two differed for good
+    (found by benchmarks/chaos)."""
+    reader = getattr(runtime.store, "step_rows", None)
+    if reader is None:
+        return
+    stored = reader(run)
+    try:
+        runtime.manifest.restore(stored)
+    except OSError as exc:  # still full: the next step tries again
+        print(f"flower: could not write {runtime.manifest.path}: {exc}", file=sys.stderr)
+    have = {_key(row) for row in stored}
+    mine = runtime.manifest.run  # (another process's rows may belong to another run id)
+    for row in runtime.manifest.read():
+        if row.get("run") == mine and _key(row) not in have:
+            runtime.store.record_step(run, str(runtime.workspace), host, row)

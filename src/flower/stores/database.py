@@ -63,6 +63,13 @@ class StoreDatabase:
         with self._errors():
             record_step(self._engine, run_id, workspace, host, row)
 
+    def step_rows(self, run_id: str) -> list[dict[str, Any]]:
+        """The manifest rows kept for one run (:func:`flower.stores.steps.step_rows`)."""
+        from flower.stores.steps import step_rows
+
+        with self._errors():
+            return step_rows(self._engine, run_id)
+
     def runs(self) -> list[dict[str, Any]]:
         """Every run in the store, newest first (:func:`flower.stores.steps.runs`)."""
         from flower.stores.steps import runs

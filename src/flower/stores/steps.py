@@ -38,6 +38,13 @@ def record_step(
         conn.execute(steps.insert().values(**values))
 
 
+def step_rows(engine: Engine, run_id: str) -> list[dict[str, Any]]:
+    """Every manifest row the store keeps for run ``run_id``, in the order they came."""
+    query = sa.select(steps.c.row).where(steps.c.run_id == run_id).order_by(steps.c.id)
+    with engine.connect() as conn:
+        return [dict(row) for (row,) in conn.execute(query) if isinstance(row, dict)]
+
+
 def runs(engine: Engine) -> list[dict[str, Any]]:
     """Every run in the store, newest first: id, workspace and host of its latest step,
     steps (finished, ok), cost, and its latest step's name and end time."""
