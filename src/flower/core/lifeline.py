@@ -10,9 +10,12 @@ the same session in a new flower while the orphan still drives it. The chaos har
 So each flower process has a lifeline: a small watcher process (plain Python, no site
 packages) reading a pipe from the flower. The flower tells it each CLI it starts; when
 the pipe ends, which the kernel does when the flower ends, however it ends, the watcher
-sends SIGTERM to those CLIs still running (SIGKILL five seconds later), checking each
-one's start time first so a reused pid is never hit. Portable to any POSIX system; no
-watcher where one cannot be started (the CLIs then live as before).
+freezes those CLIs still running (SIGSTOP: not one more request; a SIGTERM left the
+CLI time to send one, the harness saw it), kills them (SIGKILL), and sends the commands
+they were running SIGTERM (SIGKILL five seconds later). Each pid's start time is checked
+first so a reused pid is never hit. POSIX; the commands are found through ``/proc``
+(Linux), elsewhere only the CLI is stopped. No watcher where one cannot be started (the
+CLIs then live as before).
 """
 
 from __future__ import annotations
@@ -55,16 +58,47 @@ for line in sys.stdin:
         if word.isdigit():
             watched[int(word)] = started(int(word))
 left = [p for p, w in watched.items() if alive(p, w)]
+for pid in left:  # frozen first: from now on it sends nothing and runs nothing
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except OSError:
+        pass
+
+def descendants(roots):
+    parent = {}
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    parent[int(name)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    found, todo = set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        for child, ppid in parent.items():
+            if ppid == pid and child not in found:
+                found.add(child)
+                todo.append(child)
+    return {p: started(p) for p in found}
+
+children = descendants(left)
 for pid in left:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+for pid in children:  # its commands get the polite stop a CLI would have given them
     try:
         os.kill(pid, signal.SIGTERM)
     except OSError:
         pass
 deadline = time.monotonic() + 5
-while left and time.monotonic() < deadline:
+rest = list(children)
+while rest and time.monotonic() < deadline:
     time.sleep(0.1)
-    left = [p for p in left if alive(p, watched[p])]
-for pid in left:
+    rest = [p for p in rest if alive(p, children[p])]
+for pid in rest:
     try:
         os.kill(pid, signal.SIGKILL)
     except OSError:
