@@ -131,6 +131,27 @@ def test_a_notes_folder_that_cannot_be_written_costs_only_the_mirror(
     assert [r["said"] for r in runtime.store.rulings("r-1")] == ["能测"]  # the store has it
 
 
+def test_a_ruling_the_notes_missed_comes_back_with_the_next_one(
+    runtime: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ruling recorded while the notes could not be written (a full disk: found by the
+    chaos harness, benchmarks/chaos) is in the store; the next ruling brings it back."""
+    import shutil
+
+    shutil.rmtree(runtime.workbench.notes)
+    runtime.workbench.notes.write_text("a file where the folder was")
+    record(runtime, verdict_row("干活", 1, NOT_YET, cost_usd=0.5, session_id="s-1"))
+    assert f"could not write {LEDGER_NAME}" in capsys.readouterr().err
+    runtime.workbench.notes.unlink()
+    runtime.workbench.ensure()  # the disk has room again
+    record(runtime, override_row("干活", 2, "accept", "好"))
+    record(runtime, override_row("干活", 3, "accept", "也好"))
+    notes = (runtime.workbench.notes / LEDGER_NAME).read_text(encoding="utf-8")
+    assert notes.count("第 1 轮 · 未达成") == 1 and notes.count("s-1") == 1
+    assert notes.index("第 1 轮") < notes.index("第 2 轮") < notes.index("第 3 轮")
+    assert notes.count("人的原话:好") == 1 and notes.count("人的原话:也好") == 1
+
+
 def _stream(refusals: Refusals, *events: Event) -> list[Event]:
     out = [refusals.see(e, "sess-1") for e in events]
     return [e for e in out if e is not None]
