@@ -211,3 +211,65 @@ async def test_a_spill_file_removed_between_loads_is_written_again(
     assert again == out
     assert sorted((workspace / ".flower" / "spill").glob("*.txt")) == spilled
     assert "z" * 5000 in {p.read_text() for p in spilled}
+
+
+async def test_on_a_warm_cache_expiry_waits_for_the_boundary(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """A glance a round, warm loads: the newest six would slide every round and change
+    old context at every resume; expiry moves with masking's boundary instead, and a cold
+    load expires exactly the seed's way (all but the newest six)."""
+    views = []
+    for n in (13, 15):  # 26 and 30 results, keep 2, chunk 12: the boundary stays at 24
+        t = rounds(n, glances=n)
+        store, out = await load(tmp_path, workspace, t.lines, now=last_time(t) + 30, chunk=12)
+        views.append((out, store.last_report.get("expired")))
+    (shorter, expired_short), (longer, expired_long) = views
+    assert expired_short == expired_long == 7  # 13 glances in the frozen pool, 6 kept
+    assert longer[: len(shorter)] == shorter
+    t = rounds(15, glances=15)
+    store, _ = await load(tmp_path, workspace, t.lines, now=last_time(t) + 3600)  # cold
+    assert store.last_report.get("expired") == 15 - 6
+
+
+async def test_a_secret_known_only_later_is_hidden_at_the_next_load(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a load remembers it spilled is for one redactor: a token the process learns
+    between two loads is hidden in the second one's pointer and file."""
+    token = "ghp_decoyTOKEN0123456789abcdefghij"
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    t = session(0)
+    big = t.call("env", f"GITHUB_TOKEN={token}\n" + "row\n" * 1000)
+    t.call("make test", "z" * 10)
+    store = PruningSessionStore(
+        tmp_path / "s.db", workspace, policy=TrimPolicy(keep_recent=1), mask=MaskPolicy()
+    )
+    await store.append(KEY, copy.deepcopy(t.lines))
+    first = await store.load(KEY)
+    assert first is not None and token in results(first)[big]
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    second = await store.load(KEY)
+    assert second is not None
+    pointer = results(second)[big]
+    assert token not in pointer and "GITHUB_TOKEN" in pointer
+    path = Path(re.search(r"原文完整保存在 (\S+) ", pointer).group(1))  # type: ignore[union-attr]
+    assert token not in path.read_text()
+
+
+async def test_a_read_s_text_blocks_are_masked_one_by_one_and_images_stay(
+    tmp_path: Path, workspace: Path
+) -> None:
+    t = session(0)
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"},
+    }
+    read = t.call("Read", [{"type": "text", "text": output(1)}, image], tool="Read")
+    for n in range(3):
+        t.call(f"make {n}", "ok")
+    _, out = await load(tmp_path, workspace, t.lines, now=1e12)  # cold
+    first, kept = results(out)[read]
+    assert kept == image
+    path = Path(MASKED.search(first["text"]).group(1))  # type: ignore[union-attr]
+    assert path.read_bytes() == output(1).encode()
