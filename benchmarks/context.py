@@ -369,7 +369,21 @@ def summary(run: Run, rounds: bool = True) -> dict[str, Any]:
         )
         out["slope tokens/round"] = f"{slope(lasts):.0f}"
         out["handoffs"] = run.handoffs
+        out["handoffs, 200K window (est.)"] = handoffs_at(lasts, 200_000 - 50_000)
     return out
+
+
+def handoffs_at(lasts: list[int], wall: int) -> int:
+    """How many handoffs ``HandoffPolicy(window=200_000)`` (headroom 50K) would have
+    made: the runs here use the CLI's default model, whose 1M window no run reaches.
+    After a handoff the context is taken to start again at round 1's size and grow as
+    the run did (an estimate: the fresh session carries the handoff document too)."""
+    count, offset = 0, 0
+    for last in lasts:
+        if last - offset > wall:
+            count += 1
+            offset = last - lasts[0]
+    return count
 
 
 def show(title: str, subject: dict[str, Any], baseline: dict[str, Any]) -> None:
