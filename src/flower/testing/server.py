@@ -22,33 +22,15 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .script import Conversation, Fault, Script, ToolCall, Turn, load_script
-from .usage import Clock, PromptCache, output_tokens
+from .replies import MODEL_NAME as MODEL_NAME
+from .replies import OVERFLOW_MESSAGE, error_body, message_for, stream_events
+from .script import Conversation, Fault, Script, Turn, load_script
+from .usage import Clock, PromptCache
 
 AGENT_HEADER = "x-claude-code-agent-id"
-MODEL_NAME = "claude-scripted-1"
-
-_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    500: "api_error",
-    529: "overloaded_error",
-}
-_ERROR_MESSAGES = {
-    401: "invalid x-api-key",
-    429: "Number of request tokens has exceeded your per-minute rate limit",
-    500: "Internal server error",
-    529: "Overloaded",
-}
-OVERFLOW_MESSAGE = "prompt is too long: 1048577 tokens > 1000000 maximum"
 
 
 @dataclass
@@ -395,7 +377,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "flower-scripted-model/1"
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def logmessage_for(self, format: str, *args: Any) -> None:
         pass
 
     def do_HEAD(self) -> None:
@@ -404,7 +386,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._json(
             404,
-            _error_body(404, f"the scripted model only serves POST /v1/messages, not {self.path}"),
+            error_body(404, f"the scripted model only serves POST /v1/messages, not {self.path}"),
         )
 
     def do_POST(self) -> None:
@@ -424,7 +406,7 @@ class _Handler(BaseHTTPRequestHandler):
         ):
             rec.outcome = "not-served"
             self.model._record(rec)
-            self._json(404, _error_body(404, f"not served by the scripted model: {self.path}"))
+            self._json(404, error_body(404, f"not served by the scripted model: {self.path}"))
             return
         conv, turn, fault = self.model._decide(rec)
         if turn is not None and turn.delay:
@@ -432,18 +414,18 @@ class _Handler(BaseHTTPRequestHandler):
         stream = bool(rec.body.get("stream"))
         if conv is None:
             turn = Turn(text="(no scripted conversation matches this request)")
-            self._reply(_message(turn, rec, conv, billed=self._bill(rec)), stream)
+            self._reply(message_for(turn, rec, conv, billed=self._bill(rec)), stream)
         elif turn is None:
             self._reply(
-                _message(Turn(text=conv.after_end), rec, conv, billed=self._bill(rec)), stream
+                message_for(Turn(text=conv.after_end), rec, conv, billed=self._bill(rec)), stream
             )
         elif fault is None:
             if turn.elapse:
                 self.model.clock.advance(turn.elapse)
             billed = self._bill(rec)
-            self._reply(_message(turn, rec, conv, usage=turn.usage, billed=billed), stream)
+            self._reply(message_for(turn, rec, conv, usage=turn.usage, billed=billed), stream)
         else:
-            self._fault(fault, _message(turn, rec, conv, usage=turn.usage), stream)
+            self._fault(fault, message_for(turn, rec, conv, usage=turn.usage), stream)
 
     def _bill(self, rec: RecordedRequest) -> dict[str, Any]:
         """The request through the emulated prompt cache (only a served reply is billed)."""
@@ -469,7 +451,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, message)
             return
         self._start_stream()
-        for event, data in _stream_events(message):
+        for event, data in stream_events(message):
             self._event(event, data)
         self.wfile.flush()
         self.close_connection = True
@@ -487,7 +469,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _fault(self, fault: Fault, message: dict[str, Any], stream: bool) -> None:
         if fault == "overflow":
-            self._json(400, _error_body(400, OVERFLOW_MESSAGE))
+            self._json(400, error_body(400, OVERFLOW_MESSAGE))
         elif fault == "drop":
             self._abort()
         elif fault == "cut":
@@ -495,14 +477,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self._abort()
                 return
             self._start_stream()
-            events = _stream_events(message)
+            events = stream_events(message)
             for event, data in events[:3]:  # message_start, a block start, one delta
                 self._event(event, data)
             self.wfile.flush()
             self._abort()
         else:
             assert isinstance(fault, int)
-            self._json(fault, _error_body(fault))
+            self._json(fault, error_body(fault))
 
     def _abort(self) -> None:
         """Close the socket with a reset so the client sees a dropped connection."""
@@ -514,131 +496,3 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-
-
-def _error_body(status: int, message: str | None = None) -> dict[str, Any]:
-    """The API's error shape; the message defaults to what the real API says for it."""
-    if message is None:
-        try:
-            phrase = HTTPStatus(status).phrase
-        except ValueError:  # 529 and other non-standard statuses
-            phrase = "error"
-        message = _ERROR_MESSAGES.get(status, phrase)
-    return {
-        "type": "error",
-        "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message},
-    }
-
-
-def _message(
-    turn: Turn,
-    rec: RecordedRequest,
-    conv: Conversation | None,
-    usage: Mapping[str, int] | None = None,
-    billed: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The reply to ``rec``; its usage is ``billed`` (the emulated accounting) unless the
-    turn scripts its own ``usage``, which wins as it always has: the request's size
-    estimate (bytes / 4) as ``input_tokens``, no cache, then the scripted fields on top."""
-    content: list[dict[str, Any]] = []
-    if turn.thinking:
-        content.append({"type": "thinking", "thinking": turn.thinking, "signature": "scripted"})
-    if turn.text:
-        content.append({"type": "text", "text": turn.text})
-    conv_name = conv.name if conv else "none"
-    for n, call in enumerate(turn.tools):
-        content.append(_tool_block(call, conv_name, rec.turn, n))
-    report: dict[str, Any]
-    if billed is not None and not usage:
-        report = {**billed, "output_tokens": output_tokens(content)}
-    else:
-        report = {
-            "input_tokens": max(1, len(json.dumps(rec.body)) // 4),
-            "output_tokens": max(1, sum(len(json.dumps(c)) for c in content) // 4),
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-        }
-        report.update(usage or {})
-    if billed is not None:
-        rec.usage = dict(report)
-    return {
-        "id": f"msg_{uuid.uuid4().hex[:24]}",
-        "type": "message",
-        "role": "assistant",
-        "model": rec.body.get("model") or MODEL_NAME,
-        "content": content,
-        "stop_reason": turn.stop_reason,
-        "stop_sequence": None,
-        "usage": report,
-    }
-
-
-def _tool_block(call: ToolCall, conv: str, turn: int, n: int) -> dict[str, Any]:
-    safe = "".join(ch if ch.isalnum() else "_" for ch in conv)
-    return {
-        "type": "tool_use",
-        "id": call.id or f"toolu_{safe}_{turn}_{n}",
-        "name": call.name,
-        "input": dict(call.input),
-    }
-
-
-def _stream_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The SSE sequence the real API sends for ``message``."""
-    usage = message["usage"]
-    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-    events: list[tuple[str, dict[str, Any]]] = [
-        ("message_start", {"type": "message_start", "message": start})
-    ]
-    for index, block in enumerate(message["content"]):
-        kind = block["type"]
-        if kind == "text":
-            events.append(_block_start(index, {"type": "text", "text": ""}))
-            events.extend(
-                _delta(index, {"type": "text_delta", "text": chunk})
-                for chunk in _chunks(block["text"])
-            )
-        elif kind == "thinking":
-            events.append(
-                _block_start(index, {"type": "thinking", "thinking": "", "signature": ""})
-            )
-            events.append(_delta(index, {"type": "thinking_delta", "thinking": block["thinking"]}))
-            events.append(
-                _delta(index, {"type": "signature_delta", "signature": block["signature"]})
-            )
-        else:
-            events.append(_block_start(index, {**block, "input": {}}))
-            payload = json.dumps(block["input"])
-            events.extend(
-                _delta(index, {"type": "input_json_delta", "partial_json": chunk})
-                for chunk in _chunks(payload)
-            )
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append(
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                "usage": {"output_tokens": usage["output_tokens"]},
-            },
-        )
-    )
-    events.append(("message_stop", {"type": "message_stop"}))
-    return events
-
-
-def _block_start(index: int, block: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    return "content_block_start", {
-        "type": "content_block_start",
-        "index": index,
-        "content_block": block,
-    }
-
-
-def _delta(index: int, delta: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    return "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
-
-
-def _chunks(text: str, size: int = 2048) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
