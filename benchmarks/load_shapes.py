@@ -32,10 +32,12 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from store import KEY, transcript  # noqa: E402
+from store import KEY as _KEY  # noqa: E402
+from store import transcript  # noqa: E402
 
 from flower.stores.prune import PruningSessionStore  # noqa: E402
 
+KEY: Any = _KEY  # the SDK's SessionKey
 SIGNATURE = "ErAGCkYICxgCKkCIPs4c+mjB63w9koxNAnaOm5ks6exqntaRR" * 12
 
 
@@ -99,7 +101,8 @@ def measure(name: str, lines: list[dict[str, Any]], rounds: int, work: Path) -> 
     size = sum(len(s.encode()) + 1 for s in jsonl)
     store = PruningSessionStore(work / f"{name}.db", workspace=work / f"ws-{name}")
     store.now = lambda: 4e9  # long after the newest line: a cold resume, every policy acts
-    asyncio.run(store.append(KEY, lines))
+    rows: Any = lines
+    asyncio.run(store.append(KEY, rows))
     first = asyncio.run(store.load(KEY))
     assert first is not None
     s_times, b_times = [], []
