@@ -52,7 +52,7 @@ def count_tokens(text: str) -> int:
     return _cached(text)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=4096)  # texts up to 4 KB: at most ~16 MB held
 def _cached(text: str) -> int:
     return _count(text)
 
