@@ -359,6 +359,7 @@ class Runtime:
         result = StepResult(step=step, started_at=time.time(), attempts=0)
         self._current = result
         attempt = 0
+        classified: dict[str, str] = {}  # error text -> its class, so no plugin is asked twice
         try:
             while True:
                 attempt += 1
@@ -428,7 +429,7 @@ class Runtime:
                 error = result.error or "unknown error"  # 4. a failed attempt
                 if not self.resilience.enabled or attempt >= self.resilience.max_attempts:
                     break
-                verdict = classify(error)
+                verdict = classified[error] = classify(error)
                 if not self.resilience.retries(verdict):
                     break
                 delay = self.resilience.delay_for(attempt)
@@ -483,7 +484,7 @@ class Runtime:
                 result.error = stopped_by(exc)
             raise
         finally:
-            self._finish(result, on_event)
+            self._finish(result, on_event, classified)
         return result
 
     def close(self) -> None:
@@ -528,7 +529,12 @@ class Runtime:
 
     # --- bookkeeping --------------------------------------------------------------------
 
-    def _finish(self, result: StepResult, on_event: EventCallback | None) -> None:
+    def _finish(
+        self,
+        result: StepResult,
+        on_event: EventCallback | None,
+        classified: dict[str, str] | None = None,
+    ) -> None:
         # Still "in flight" until its row is on disk: a signal landing in between is
         # rescued (with the outcome the step already has), not lost.
         result.ended_at = time.time()
@@ -543,5 +549,5 @@ class Runtime:
             if self._current is result:
                 self._current = None
         mirror_step(self, manifest_row(result, self.run_id))
-        for event in ended(result):  # ``error`` when it failed, then ``result``
+        for event in ended(result, classified):  # ``error`` when it failed, then ``result``
             emit(event, on_event)

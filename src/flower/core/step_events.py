@@ -26,8 +26,12 @@ if TYPE_CHECKING:
     from flower.core.result import StepResult
 
 
-def ended(result: StepResult) -> list[Event]:
-    """``error`` (when the step failed and was not stopped from outside), then ``result``."""
+def ended(result: StepResult, classified: dict[str, str] | None = None) -> list[Event]:
+    """``error`` (when the step failed and was not stopped from outside), then ``result``.
+
+    ``classified`` holds the classes the retry loop already gave error texts: a plugin's
+    ``flower_classify_error`` is asked once per failure, not again for the event (a
+    classifier may count, rate-limit or call out)."""
     stopped = not result.ok and (result.error or "").startswith(STOPPED)
     found: list[Event] = []
     if not result.ok and not stopped:
@@ -36,7 +40,7 @@ def ended(result: StepResult) -> list[Event]:
         error = result.error or "unknown error"
         payload: dict[str, Any] = {
             "error": error,
-            "class": classify(error),
+            "class": (classified or {}).get(error) or classify(error),
             "session_id": result.session_id,
             "attempts": result.attempts,
         }
