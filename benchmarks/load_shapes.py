@@ -102,8 +102,10 @@ def measure(name: str, lines: list[dict[str, Any]], rounds: int, work: Path) -> 
     store = PruningSessionStore(work / f"{name}.db", workspace=work / f"ws-{name}")
     store.now = lambda: 4e9  # long after the newest line: a cold resume, every policy acts
     rows: Any = lines
-    asyncio.run(store.append(KEY, rows))
-    first = asyncio.run(store.load(KEY))
+    loop = asyncio.new_event_loop()  # one loop, as a run has: its worker threads stay
+    run = loop.run_until_complete
+    run(store.append(KEY, rows))
+    first = run(store.load(KEY))
     assert first is not None
     s_times, b_times = [], []
     for _ in range(rounds):
@@ -111,10 +113,10 @@ def measure(name: str, lines: list[dict[str, Any]], rounds: int, work: Path) -> 
         [json.loads(x) for x in jsonl]
         b_times.append(time.process_time() - started)
         started = time.process_time()
-        asyncio.run(store.load(KEY))
+        run(store.load(KEY))
         s_times.append(time.process_time() - started)
     tracemalloc.start()
-    asyncio.run(store.load(KEY))
+    run(store.load(KEY))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     tracemalloc.start()
@@ -123,6 +125,7 @@ def measure(name: str, lines: list[dict[str, Any]], rounds: int, work: Path) -> 
     tracemalloc.stop()
     report = dict(store.last_report)
     store.close()
+    loop.close()
     s, b = min(s_times), min(b_times)
     return {
         "name": name,

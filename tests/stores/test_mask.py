@@ -273,3 +273,17 @@ async def test_a_read_s_text_blocks_are_masked_one_by_one_and_images_stay(
     assert kept == image
     path = Path(MASKED.search(first["text"]).group(1))  # type: ignore[union-attr]
     assert path.read_bytes() == output(1).encode()
+
+
+async def test_a_long_tool_run_inside_a_session_is_no_cold_point(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """A command that ran fifteen minutes let the cache go cold, but no load happened
+    there: counting it would move the boundary at the next warm load, for a rewrite."""
+    t = session(9)
+    slow = next(i for i, line in enumerate(t.lines) if line["type"] == "user" and i > 14)
+    for line in t.lines[slow:]:
+        when = datetime.fromisoformat(line["timestamp"].replace("Z", "+00:00"))
+        line["timestamp"] = (when + timedelta(seconds=900)).isoformat().replace("+00:00", "Z")
+    _, out = await load(tmp_path, workspace, t.lines, now=last_time(t) + 30)
+    assert len(masked_ids(out)) == 4  # the chunk rule alone: (9 - 2) // 4 * 4

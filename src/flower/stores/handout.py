@@ -85,10 +85,13 @@ class Handouts:
 
     def record(self, key: Key, stored: int, view: list[Entry]) -> None:
         """``load()`` of ``key`` read ``stored`` lines and handed out ``view``."""
-        made = frozenset(
-            u for e in view if e.get("flowerHealed") is True and isinstance(u := e.get("uuid"), str)
-        )
-        given = frozenset(u for e in view if isinstance(u := e.get("uuid"), str) and u not in made)
+        healed: set[str] = set()
+        handed: set[str] = set()
+        for e in view:  # one pass: a load of a long session hands out thousands of lines
+            u = e.get("uuid")
+            if u.__class__ is str:
+                (healed if e.get("flowerHealed") is True else handed).add(u)
+        made, given = frozenset(healed), frozenset(handed - healed)
         with self._lock:
             self._forget(key)
             self._loads[key] = _Handout(key, given, made, stored)

@@ -132,22 +132,29 @@ def cold_points(entries: list[Entry], now: float, cold_after: float) -> list[int
     was a tenth of a load); the lines of a transcript are written in time order.
     """
     points: list[int] = []
-    previous: Any = None  # the newest stamp (text) seen before this line
-    latest: float | None = None
     for index, entry in enumerate(entries):
-        stamp = entry.get("timestamp")
-        if not isinstance(stamp, str) or not stamp:
+        if index == 0 or entry.get("type") != "user" or not is_prompt(entry):
             continue
-        if previous is not None and entry.get("type") == "user" and is_prompt(entry):
-            when, before = _when(stamp), _when(previous)
-            if when is not None and before is not None and when - before > cold_after:
+        stamp = entry.get("timestamp")
+        before = _stamp_before(entries, index)
+        if isinstance(stamp, str) and stamp and before is not None:
+            when, then = _when(stamp), _when(before)
+            if when is not None and then is not None and when - then > cold_after:
                 points.append(index)
-        previous = stamp
-    if previous is not None:
-        latest = _when(previous)
+    newest = _stamp_before(entries, len(entries))
+    latest = _when(newest) if newest is not None else None
     if latest is None or now - latest > cold_after:  # no time at all: assume cold
         points.append(len(entries))
     return points
+
+
+def _stamp_before(entries: list[Entry], index: int) -> str | None:
+    """The timestamp of the nearest line before ``index`` that has one."""
+    for back in range(index - 1, -1, -1):
+        stamp = entries[back].get("timestamp")
+        if isinstance(stamp, str) and stamp:
+            return stamp
+    return None
 
 
 def _when(stamp: str) -> float | None:

@@ -48,7 +48,7 @@ from flower.stores.transcript import (
     Entry,
     blocks,
     is_synthetic,
-    result_text,
+    text_start,
     tool_results,
     tool_uses,
 )
@@ -110,6 +110,7 @@ _INTERRUPT_TEXTS = (
     "The user doesn't want to proceed with this tool use.",
     "[Request interrupted by user",
 )
+_INTERRUPT_CHARS = max(len(t) for t in _INTERRUPT_TEXTS)
 
 
 @dataclass
@@ -342,15 +343,15 @@ def _is_denial(entry: Entry, block: dict[str, Any]) -> bool:
         return True
     if entry.get("toolDenialKind") == "permission-rule":
         return True
-    return bool(block.get("is_error")) and result_text(block.get("content")).startswith(
-        _NO_SUCH_TOOL
-    )
+    return bool(block.get("is_error")) and text_start(
+        block.get("content"), len(_NO_SUCH_TOOL)
+    ).startswith(_NO_SUCH_TOOL)
 
 
 def _is_interrupted(entry: Entry, block: dict[str, Any]) -> bool:
     if entry.get("toolDenialKind") == "user-rejected":
         return True  # not a denial (checked first): the human interrupted a running call
-    return result_text(block.get("content")).startswith(_INTERRUPT_TEXTS)
+    return text_start(block.get("content"), _INTERRUPT_CHARS).startswith(_INTERRUPT_TEXTS)
 
 
 def _drop_block(entry: Entry, block: dict[str, Any]) -> bool:

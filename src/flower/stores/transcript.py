@@ -100,6 +100,28 @@ def result_text(content: Any) -> str:
     return ""
 
 
+def text_start(content: Any, n: int) -> str:
+    """The first ``n`` characters of :func:`result_text` (or all of it, if shorter),
+    without joining all of a large result's blocks to look at its start."""
+    if isinstance(content, str):
+        return content[:n]
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    size = 0
+    for b in content:
+        if isinstance(b, dict) and b.get("type") == "text":
+            if parts:
+                parts.append("\n")
+                size += 1
+            text = str(b.get("text", ""))
+            parts.append(text[: max(n - size, 0)])
+            size += len(text)
+            if size >= n:
+                break
+    return "".join(parts)[:n]
+
+
 def text_length(content: Any) -> int:
     if isinstance(content, str):
         return len(content)
