@@ -117,7 +117,7 @@ def expire(
     if not picked:
         return 0
     ages = _rounds_after(entries)
-    prompts = [i for i, entry in enumerate(entries) if is_prompt(entry)]
+    prompts = [i for i, e in enumerate(entries) if e.get("type") == "user" and is_prompt(e)]
     text = localized(policy.text, EXPIRED_TEXT, EXPIRED_TEXT_EN)
     for index, block, command, since_line in picked:
         # The age as of the load that first expired it (the first prompt after what made

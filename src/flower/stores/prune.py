@@ -266,8 +266,11 @@ def _has_orphans(entries: list[Entry], answered: set[str]) -> bool:
 
 def relink(kept: list[Entry], original: list[Entry], removed: set[int]) -> list[Entry]:
     """Point links at removed lines to the nearest surviving ancestor instead (in place)."""
-    parent: dict[Any, Any] = {e["uuid"]: e.get("parentUuid") for e in original if "uuid" in e}
-    gone = {original[i].get("uuid") for i in removed} - {None}
+    # only a removed line's parent is ever looked up (the walk stops at a survivor)
+    parent: dict[Any, Any] = {
+        original[i]["uuid"]: original[i].get("parentUuid") for i in removed if "uuid" in original[i]
+    }
+    gone = set(parent) - {None}
     resolved: dict[Any, Any] = {}
 
     def survivor(uid: Any) -> Any:
