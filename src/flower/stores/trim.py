@@ -147,7 +147,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         self._checked_folder: str | None = None
         self._spilled: dict[_MemoKey, tuple[str, str]] = {}
         self._redactor = current_redactor()
-        self._english = False
+        self._english = current() == EN  # the language now; each load looks again
         #: What recent loads handed out: a fork's copy of it is stored as the original.
         self.handouts = Handouts()
         # Checked by name here; links are checked at every write (an agent can plant one
