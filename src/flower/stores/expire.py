@@ -16,14 +16,15 @@ this load.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from dataclasses import dataclass
 from typing import Any
 
 from flower.core.ephemeral import is_ephemeral
 from flower.core.lang import localized
-from flower.stores.mask import is_prompt
-from flower.stores.transcript import Entry, is_synthetic, text_length, tool_uses
+from flower.stores.scan import Scan, scan
+from flower.stores.transcript import Entry, text_length, tool_uses
 
 __all__ = ["EXPIRED_TEXT", "EXPIRED_TEXT_EN", "EphemeralPolicy", "expire", "replace_text"]
 
@@ -75,6 +76,7 @@ def expire(
     below: int | None = None,
     supersede: bool = False,
     uses: dict[str, tuple[int, dict[str, Any]]] | None = None,
+    facts: Scan | None = None,
 ) -> int:
     """Replace stale ephemeral Bash results among ``results`` with the policy's note (in
     place); the number expired.
@@ -82,7 +84,8 @@ def expire(
     ``below``: only the oldest this many of ``results`` may change (masking's boundary,
     where old context changes only when the boundary moves); ``None``: any.
     ``supersede``: a glance that ran again later is stale too, even among the newest
-    ``keep_recent``. ``uses``: ``tool_uses(entries)`` when the caller has it already.
+    ``keep_recent``. ``uses``, ``facts``: ``tool_uses(entries)`` and
+    :func:`~flower.stores.scan.scan` of ``entries`` when the caller has them already.
     """
     uses = tool_uses(entries) if uses is None else uses
     found: list[tuple[int, dict[str, Any], str, int]] = []
@@ -116,13 +119,15 @@ def expire(
             picked.append((index, block, command, min(since)))
     if not picked:
         return 0
-    ages = _rounds_after(entries)
-    prompts = [i for i, e in enumerate(entries) if e.get("type") == "user" and is_prompt(e)]
+    facts = scan(entries) if facts is None else facts
+    ages = facts.rounds_after()
+    prompts = facts.prompts
     text = localized(policy.text, EXPIRED_TEXT, EXPIRED_TEXT_EN)
     for index, block, command, since_line in picked:
         # The age as of the load that first expired it (the first prompt after what made
         # it stale), not as of this load: see the module doc.
-        then = next((p for p in prompts if p > since_line), None)
+        after = bisect.bisect_right(prompts, since_line)
+        then = prompts[after] if after < len(prompts) else None
         age = ages[index] - (ages[then] if then is not None else 0)
         block["content"] = replace_text(
             block.get("content"), text.format(cmd=_shorten(command), age=age)
@@ -136,20 +141,6 @@ def replace_text(content: Any, text: str) -> Any:
         kept = [b for b in content if not (isinstance(b, dict) and b.get("type") == "text")]
         return [{"type": "text", "text": text}, *kept]
     return text
-
-
-def _rounds_after(entries: list[Entry]) -> list[int]:
-    """For each line, how many model replies (distinct assistant messages) follow it."""
-    after = [0] * len(entries)
-    seen: set[Any] = set()
-    for index in range(len(entries) - 1, -1, -1):
-        after[index] = len(seen)
-        entry = entries[index]
-        if entry.get("type") == "assistant" and not is_synthetic(entry):
-            message = entry.get("message")
-            msg_id = message.get("id") if isinstance(message, dict) else None
-            seen.add(msg_id or ("line", index))
-    return after
 
 
 def _shorten(command: str) -> str:

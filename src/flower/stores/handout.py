@@ -83,15 +83,28 @@ class Handouts:
         self._owner: dict[str, Key] = {}
         self._lock = threading.Lock()
 
-    def record(self, key: Key, stored: int, view: list[Entry]) -> None:
-        """``load()`` of ``key`` read ``stored`` lines and handed out ``view``."""
-        healed: set[str] = set()
-        handed: set[str] = set()
-        for e in view:  # one pass: a load of a long session hands out thousands of lines
-            u = e.get("uuid")
-            if u.__class__ is str:
-                (healed if e.get("flowerHealed") is True else handed).add(u)
-        made, given = frozenset(healed), frozenset(handed - healed)
+    def record(
+        self,
+        key: Key,
+        stored: int,
+        view: list[Entry],
+        uuids: tuple[set[str], set[str]] | None = None,
+    ) -> None:
+        """``load()`` of ``key`` read ``stored`` lines and handed out ``view``.
+
+        ``uuids``: the string uuids of ``view``'s lines, (not made up, made up:
+        ``flowerHealed``), when the caller has them already (the load's
+        :func:`~flower.stores.scan.scan`).
+        """
+        if uuids is None:
+            healed: set[str] = set()
+            handed: set[str] = set()
+            for e in view:  # one pass: a load of a long session hands out thousands of lines
+                u = e.get("uuid")
+                if u.__class__ is str:
+                    (healed if e.get("flowerHealed") is True else handed).add(u)
+            uuids = (handed - healed, healed)
+        made, given = frozenset(uuids[1]), frozenset(uuids[0])
         with self._lock:
             self._forget(key)
             self._loads[key] = _Handout(key, given, made, stored)

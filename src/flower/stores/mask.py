@@ -122,7 +122,9 @@ def boundary(
     return min(max(reach, 0), max(total - keep, 0))
 
 
-def cold_points(entries: list[Entry], now: float, cold_after: float) -> list[int]:
+def cold_points(
+    entries: list[Entry], now: float, cold_after: float, prompts: list[int] | None = None
+) -> list[int]:
     """Line indexes at which the session resumed on a cold cache: every prompt that came
     ``cold_after`` seconds after the line before it, and the end (this load) when the
     newest line is that old, or when no line says when it was written (nothing tells a
@@ -130,12 +132,16 @@ def cold_points(entries: list[Entry], now: float, cold_after: float) -> list[int
 
     Only a prompt's time and its predecessor's are read (parsing every line's timestamp
     was a tenth of a load); the lines of a transcript are written in time order.
+    ``prompts``: the indexes of the prompt lines (:func:`is_prompt`), when the caller has
+    them already (:func:`~flower.stores.scan.scan`).
     """
+    if prompts is None:
+        prompts = [i for i, e in enumerate(entries) if is_prompt(e)]
     points: list[int] = []
-    for index, entry in enumerate(entries):
-        if index == 0 or entry.get("type") != "user" or not is_prompt(entry):
+    for index in prompts:
+        if index == 0:
             continue
-        stamp = entry.get("timestamp")
+        stamp = entries[index].get("timestamp")
         before = _stamp_before(entries, index)
         if isinstance(stamp, str) and stamp and before is not None:
             when, then = _when(stamp), _when(before)

@@ -43,14 +43,13 @@ from typing import Any
 
 from flower.core.lang import localized
 from flower.stores.mask import MaskPolicy
+from flower.stores.scan import Scan, scan
 from flower.stores.transcript import (
     LINK_FIELDS,
     Entry,
     blocks,
-    is_synthetic,
     text_start,
     tool_results,
-    tool_uses,
 )
 from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy, replace_text
 
@@ -158,21 +157,27 @@ class PruningSessionStore(TrimmingSessionStore):
         self.prune_policy = prune if prune is not None else PrunePolicy()
         super().__init__(path, workspace, policy=policy, ephemeral=ephemeral, mask=mask)
 
-    def _prepare(self, entries: list[Any]) -> list[Any]:
-        return self.prune(entries)
+    def _prepare(self, entries: list[Any], found: Scan) -> tuple[list[Any], Scan]:
+        return self._prune(entries, found)
 
     def prune(self, entries: list[Entry]) -> list[Entry]:
         """Drop synthetic errors and old denials, neutralise interrupts, re-link the
         chain, then heal orphaned calls."""
+        return self._prune(entries, scan(entries))[0]
+
+    def _prune(self, entries: list[Entry], found: Scan) -> tuple[list[Entry], Scan]:
+        """:meth:`prune`, reading the lines' facts from ``found`` (:func:`scan` of
+        ``entries``); the pruned lines and their scan (walked again only when a line or
+        a block went)."""
         policy = self.prune_policy
         removed: set[int] = set()
         if policy.drop_api_errors:
-            errors = [i for i, e in enumerate(entries) if is_synthetic(e)]
+            errors = found.synthetic
             removed.update(errors)
             if errors:
                 self._count("api_errors", len(errors))
         denials: list[tuple[int, Entry, dict[str, Any]]] = []
-        for index, entry, block in tool_results(entries):
+        for index, entry, block in found.results:
             if index in removed:
                 continue
             if _is_denial(entry, block):
@@ -185,22 +190,33 @@ class PruningSessionStore(TrimmingSessionStore):
                 block["content"] = replace_text(block.get("content"), note)
                 self._count("interrupted")
         old = denials[: max(len(denials) - max(policy.keep_denials, 0), 0)]
+        partly = False  # a block went from a line that stays
         if old:
-            uses = tool_uses(entries)
+            uses = found.uses
             for index, entry, block in old:
                 if _drop_block(entry, block):
                     removed.add(index)
+                else:
+                    partly = True
                 use = uses.get(str(block.get("tool_use_id")))
-                if use is not None and _drop_block(entries[use[0]], use[1]):
-                    removed.add(use[0])
+                if use is not None:
+                    if _drop_block(entries[use[0]], use[1]):
+                        removed.add(use[0])
+                    else:
+                        partly = True
             self._count("denials", len(old))
         if removed:
-            entries = relink(
-                [e for i, e in enumerate(entries) if i not in removed], entries, removed
-            )
+            kept = relink([e for i, e in enumerate(entries) if i not in removed], entries, removed)
+            # whole lines went: their facts go from the scan, no second walk
+            less = None if partly else found.without(entries, removed)
+            entries, found = kept, (scan(kept) if less is None else less)
+        elif partly:
+            found = scan(entries)
         if policy.heal_orphans:
-            entries = self.heal(entries)
-        return entries
+            healed = self._heal(entries, found)
+            if healed is not entries:
+                entries, found = healed, scan(healed)
+        return entries, found
 
     def heal(self, entries: list[Entry]) -> list[Entry]:
         """Answer every ``tool_use`` that has no ``tool_result`` with an error result.
@@ -211,8 +227,14 @@ class PruningSessionStore(TrimmingSessionStore):
         hung under the message's last line, whose other children move under the new
         line so the chain runs call -> result -> whatever came next.
         """
-        answered = {str(block.get("tool_use_id")) for _, _, block in tool_results(entries)}
-        if not _has_orphans(entries, answered):  # the usual case: one quick pass, no maps
+        return self._heal(entries, scan(entries))
+
+    def _heal(self, entries: list[Entry], found: Scan) -> list[Entry]:
+        """:meth:`heal` with the facts of ``found``; ``entries`` itself when nothing was
+        healed (else a new list, or the same lines with a host's content changed: then
+        a copy of the list, so the caller knows to scan again)."""
+        answered = {str(block.get("tool_use_id")) for _, _, block in found.results}
+        if all(call in answered for _, call in found.calls):  # the usual case: no maps
             return entries
         last_line: dict[str, int] = {}
         calls: dict[str, list[str]] = {}
@@ -241,27 +263,12 @@ class PruningSessionStore(TrimmingSessionStore):
                 anchor = entries[last_line[key]]
                 inserted[last_line[key]] = _healed_line(anchor, results, entries)
             self._count("orphans", len(ids))
-        healed: list[Entry] = []
+        healed: list[Entry] = []  # a new list even when only a host grew (see above)
         for index, entry in enumerate(entries):
             healed.append(entry)
             if index in inserted:
                 healed.append(inserted[index])
         return healed
-
-
-def _has_orphans(entries: list[Entry], answered: set[str]) -> bool:
-    """Whether any ``tool_use`` of an assistant line with a uuid has no result."""
-    for entry in entries:
-        if entry.get("type") != "assistant" or not entry.get("uuid"):
-            continue
-        for block in blocks(entry):
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "tool_use"
-                and str(block.get("id")) not in answered
-            ):
-                return True
-    return False
 
 
 def relink(kept: list[Entry], original: list[Entry], removed: set[int]) -> list[Entry]:

@@ -67,6 +67,7 @@ from flower.stores.mask import (
     spill_name,
 )
 from flower.stores.report import trim_report as trim_report
+from flower.stores.scan import Scan, scan
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.statements import key_of
 from flower.stores.transcript import Entry, counted_results, text_length, tool_uses
@@ -177,8 +178,8 @@ class TrimmingSessionStore(SqliteSessionStore):
         """The reshaped view, remembered so that a fork's copy of it is stored as the
         original (:mod:`flower.stores.handout`)."""
         stored = len(entries)
-        view = self._reshape(entries)
-        self.handouts.record(key_of(key), stored, view)
+        view, found = self._reshaped(entries)
+        self.handouts.record(key_of(key), stored, view, uuids=(found.handed, found.healed))
         return view
 
     def _append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
@@ -198,18 +199,24 @@ class TrimmingSessionStore(SqliteSessionStore):
     def _reshape(self, entries: list[Any]) -> list[Any]:
         """Everything ``load()`` does after reading, in the seed's order (runs in a thread):
         prune, expire, mask, trim."""
+        return self._reshaped(entries)[0]
+
+    def _reshaped(self, entries: list[Any]) -> tuple[list[Any], Scan]:
+        """:meth:`_reshape`, and the :func:`~flower.stores.scan.scan` of the view."""
         self.last_report = {}
-        entries = self._prepare(entries)
-        # Expiry, masking and trimming change blocks in place, never lines: one walk
-        # serves all three, and it counts the main chain's results only.
-        results = counted_results(entries)
-        uses = tool_uses(entries)
+        # One walk collects what every policy asks (:mod:`flower.stores.scan`); pruning
+        # walks again only when it dropped or added something.
+        entries, found = self._prepare(entries, scan(entries))
+        # Expiry, masking and trimming change blocks in place, never lines: the walk
+        # serves all three, and they count the main chain's results only.
+        results = found.counted()
+        uses = found.uses
         lines = [i for i, _, _ in results]
         cold = None
         if self.masking and self.mask.cold_after is not None:
-            cold = cold_points(entries, self.now(), self.mask.cold_after)
+            cold = cold_points(entries, self.now(), self.mask.cold_after, prompts=found.prompts)
         if self.ephemeral.enabled:
-            entries = self.expire(entries, results=results, uses=uses, cold=cold)
+            entries = self.expire(entries, results=results, uses=uses, cold=cold, found=found)
         if self.masking:
             # Cache-aware (:func:`~flower.stores.mask.boundary`): the oldest ``reach``
             # results change only when the boundary moves, in chunks or all the way on a
@@ -223,7 +230,7 @@ class TrimmingSessionStore(SqliteSessionStore):
                 entries = self.apply_mask(entries, results[:reach], uses=uses)
         if self.policy.enabled:
             entries = self.trim(entries, results=results)
-        return entries
+        return entries, found
 
     @property
     def masking(self) -> bool:
@@ -231,9 +238,10 @@ class TrimmingSessionStore(SqliteSessionStore):
         enabled = self.mask.enabled
         return self.policy.enabled if enabled is None else enabled
 
-    def _prepare(self, entries: list[Any]) -> list[Any]:
-        """A step before expiry, for subclasses (pruning); none here."""
-        return entries
+    def _prepare(self, entries: list[Any], found: Scan) -> tuple[list[Any], Scan]:
+        """A step before expiry, for subclasses (pruning): the lines and their scan
+        (``found`` is :func:`~flower.stores.scan.scan` of ``entries``); none here."""
+        return entries, found
 
     def _look_around(self) -> None:
         """What spilling needs, looked up once per pass, not per result (each looks at
@@ -258,6 +266,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         results: ResultBlocks | None = None,
         uses: Uses | None = None,
         cold: list[int] | None = None,
+        found: Scan | None = None,
     ) -> list[Entry]:
         """Replace stale ephemeral Bash results with ``ephemeral.text`` (in place;
         :func:`flower.stores.expire.expire`).
@@ -271,8 +280,9 @@ class TrimmingSessionStore(SqliteSessionStore):
         change makes the API write everything after it again); on a cold cache the
         boundary is all the way and the seed's rule holds exactly. With
         ``mask.supersede`` a glance that ran again later expires too, below the boundary.
-        ``uses``, ``cold``: ``tool_uses(entries)`` and :func:`~flower.stores.mask.cold_points`
-        when the caller has them already.
+        ``uses``, ``cold``, ``found``: ``tool_uses(entries)``,
+        :func:`~flower.stores.mask.cold_points` and :func:`~flower.stores.scan.scan` of
+        ``entries`` when the caller has them already.
         """
         pool = counted_results(entries) if results is None else results
         below = None
@@ -288,6 +298,7 @@ class TrimmingSessionStore(SqliteSessionStore):
             below=below,
             supersede=self.masking and self.mask.supersede,
             uses=uses,
+            facts=found,
         )
         if expired:
             self._count("expired", expired)

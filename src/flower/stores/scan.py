@@ -1,0 +1,203 @@
+"""One walk over a loaded transcript, collecting what every load policy asks of it.
+
+Why: pruning, expiry, masking, trimming and the handout record each walked all the lines
+for their own few facts (which lines are API errors, where the tool results are, which
+call each result answers, which user lines are prompts, which replies follow a line,
+the uuids handed out). On a session of 1 KB lines those ten walks cost two thirds of
+``json.loads`` of the same JSONL: a load's budget is 1.5x (issue 23). :func:`scan` makes
+one walk; each policy reads its facts from the :class:`Scan`. A policy that changes which
+lines there are (pruning drops and heals lines) scans again; the others change blocks'
+``content`` only, which no fact here depends on.
+
+Each fact is what the function it replaces returned (:func:`~flower.stores.transcript.
+tool_results`, :func:`~flower.stores.transcript.tool_uses`, :func:`~flower.stores.transcript.
+counted_results`, :func:`~flower.stores.transcript.is_synthetic`,
+:func:`~flower.stores.mask.is_prompt`); ``tests/stores/test_scan.py`` checks them against
+those functions on generated transcripts.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from flower.stores.transcript import Entry
+
+T = TypeVar("T")
+
+#: ``(line index, line, tool_result block)``.
+Result = tuple[int, Entry, dict[str, Any]]
+
+
+@dataclass
+class Scan:
+    """What one walk over ``entries`` found (indexes are into that list).
+
+    Attributes:
+        results: Every ``tool_result`` block of a user line, in order (``tool_results``).
+        uses: ``tool_use`` id -> (line index, block) (``tool_uses``: the last one wins).
+        synthetic: Lines :func:`~flower.stores.transcript.is_synthetic` accepts.
+        prompts: User lines :func:`~flower.stores.mask.is_prompt` accepts.
+        replies: ``(line index, message id or None)`` of every assistant line that is not
+            synthetic: what expiry counts rounds by.
+        calls: ``(line index, id)`` of the ``tool_use`` blocks of assistant lines that
+            have a uuid (the calls healing answers).
+        handed: The string uuids of lines not marked ``flowerHealed``; ``healed``: of
+            those marked (the handout record).
+    """
+
+    results: list[Result] = field(default_factory=list)
+    uses: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    synthetic: list[int] = field(default_factory=list)
+    prompts: list[int] = field(default_factory=list)
+    replies: list[tuple[int, Any]] = field(default_factory=list)
+    calls: list[tuple[int, str]] = field(default_factory=list)
+    handed: set[str] = field(default_factory=set)
+    healed: set[str] = field(default_factory=set)
+    side_results: int = 0  # results on sidechain lines
+    main_user: int = 0  # user lines not on a sidechain
+    repeats: bool = False  # a tool_use id or a uuid seen twice: see :meth:`without`
+
+    def counted(self) -> list[Result]:
+        """:func:`~flower.stores.transcript.counted_results`: the main chain's results,
+        unless every user line is a sidechain's (a subagent's own transcript)."""
+        if self.side_results and self.main_user:
+            return [r for r in self.results if r[1].get("isSidechain") is not True]
+        return self.results
+
+    def rounds_after(self) -> RoundsAfter:
+        return RoundsAfter(self.replies)
+
+    def without(self, entries: list[Entry], removed: set[int]) -> Scan | None:
+        """The scan of ``entries`` less the lines at ``removed``, from this one (a merge
+        over the facts, not a walk over the lines); ``None`` when it cannot be told
+        without a walk (an id or a uuid repeats: a removed line's may hide another's)."""
+        if self.repeats:
+            return None
+        gone = sorted(removed)
+        out = Scan(repeats=False)
+        side = 0
+        k, n = 0, len(gone)
+        for item in self.results:
+            i = item[0]
+            if i in removed:
+                continue
+            while k < n and gone[k] < i:
+                k += 1
+            out.results.append((i - k, item[1], item[2]))
+            if item[1].get("isSidechain") is True:
+                side += 1
+        out.side_results = side
+        # a dict keeps the order ids were first seen: line order, as no id repeats
+        uses = _kept(self.uses.items(), lambda u: u[1][0], gone)
+        out.uses = {c: (i - s, b) for (c, (i, b)), s in uses}
+        out.synthetic = [i - s for i, s in _kept(self.synthetic, int, gone)]
+        out.prompts = [i - s for i, s in _kept(self.prompts, int, gone)]
+        out.replies = [(i - s, m) for (i, m), s in _kept(self.replies, _first, gone)]
+        out.calls = [(i - s, c) for (i, c), s in _kept(self.calls, _first, gone)]
+        handed, healed, main_user = set(self.handed), set(self.healed), self.main_user
+        for i in gone:
+            entry = entries[i]
+            uid = entry.get("uuid")
+            if uid.__class__ is str:
+                handed.discard(uid)
+                healed.discard(uid)
+            if entry.get("type") == "user" and entry.get("isSidechain") is not True:
+                main_user -= 1
+        out.handed, out.healed, out.main_user = handed, healed, main_user
+        return out
+
+
+class RoundsAfter:
+    """For a line index, how many distinct model replies (assistant messages that are not
+    synthetic) follow it: expiry's ``{age}``. Built from the replies alone, not a walk
+    over every line."""
+
+    def __init__(self, replies: list[tuple[int, Any]]) -> None:
+        self.lines = [i for i, _ in replies]
+        self.distinct = [0] * (len(replies) + 1)  # distinct replies from position j on
+        seen: set[Any] = set()
+        for j in range(len(replies) - 1, -1, -1):
+            index, msg_id = replies[j]
+            seen.add(msg_id or ("line", index))
+            self.distinct[j] = len(seen)
+
+    def __getitem__(self, index: int) -> int:
+        return self.distinct[bisect.bisect_right(self.lines, index)]
+
+
+def _kept(items: Iterable[T], line: Callable[[T], int], gone: list[int]) -> Iterator[tuple[T, int]]:
+    """Each of ``items`` (ordered by ``line(item)``, its line index) whose line is not in
+    ``gone`` (sorted), with the number of ``gone`` lines before it."""
+    removed = set(gone)
+    k, n = 0, len(gone)
+    for item in items:
+        i = line(item)
+        if i in removed:
+            continue
+        while k < n and gone[k] < i:
+            k += 1
+        yield item, k
+
+
+def scan(entries: list[Entry]) -> Scan:
+    """Walk ``entries`` once (see the module doc)."""
+    found = Scan()
+    repeats = False
+    results, uses, synthetic = found.results, found.uses, found.synthetic
+    prompts, replies, calls = found.prompts, found.replies, found.calls
+    handed, healed = found.handed, found.healed
+    side_results = main_user = 0
+    for index, entry in enumerate(entries):
+        uid = entry.get("uuid")
+        if uid.__class__ is str:
+            if uid in handed or uid in healed:
+                repeats = True
+            (healed if entry.get("flowerHealed") is True else handed).add(uid)
+        kind = entry.get("type")
+        error = entry.get("isApiErrorMessage") is True
+        if error:
+            synthetic.append(index)
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if kind == "user":
+            side = entry.get("isSidechain") is True
+            if not side:
+                main_user += 1
+            if isinstance(content, list):
+                answers = 0
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        results.append((index, entry, block))
+                        answers += 1
+                if not answers:
+                    prompts.append(index)
+                elif side:
+                    side_results += answers
+            elif isinstance(content, str):
+                prompts.append(index)
+        elif kind == "assistant":
+            if not error:
+                replies.append((index, message.get("id") if isinstance(message, dict) else None))
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_use":
+                        call = str(block.get("id"))
+                        if call in uses:
+                            repeats = True
+                        uses[call] = (index, block)
+                        if uid:
+                            calls.append((index, call))
+        elif kind == "system" and not error and entry.get("subtype") == "api_error":
+            synthetic.append(index)
+    found.side_results, found.main_user, found.repeats = side_results, main_user, repeats
+    healed_only = found.healed
+    if healed_only:
+        found.handed = handed - healed_only
+    return found
+
+
+def _first(pair: tuple[int, Any]) -> int:
+    return pair[0]

@@ -1,0 +1,133 @@
+"""The one walk of a load (``flower.stores.scan``) finds what each policy's own walk found.
+
+Lines are drawn from the shapes the policies look at (results, calls, prompts, API errors,
+sidechains, healed lines, repeated ids and uuids, odd content), and each fact of the scan
+is compared with the function it replaced; ``Scan.without`` with a scan of what is left.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flower.stores.mask import is_prompt
+from flower.stores.scan import scan
+from flower.stores.transcript import counted_results, is_synthetic, tool_results, tool_uses
+
+IDS = st.sampled_from(["t1", "t2", "t3", "t4"])
+BLOCK = st.one_of(
+    st.fixed_dictionaries({"type": st.just("tool_result"), "tool_use_id": IDS}),
+    st.fixed_dictionaries({"type": st.just("tool_use"), "id": IDS, "name": st.just("Bash")}),
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.just("hi")}),
+    st.just("not a block"),
+)
+CONTENT = st.one_of(st.lists(BLOCK, max_size=3), st.just("a prompt"), st.none(), st.just(7))
+
+
+@st.composite
+def line(draw: st.DrawFn) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": draw(st.sampled_from(["user", "assistant", "system", "x"]))}
+    uid = draw(
+        st.one_of(st.none(), st.sampled_from(["u1", "u2", "u3", "u4", "u5", ""]), st.just(3))
+    )
+    if uid is not None:
+        entry["uuid"] = uid
+    for name in ("isSidechain", "isApiErrorMessage", "flowerHealed"):
+        if draw(st.booleans()):
+            entry[name] = draw(st.sampled_from([True, False, "yes"]))
+    if draw(st.booleans()):
+        entry["subtype"] = "api_error"
+    message = draw(st.one_of(st.none(), st.just("text"), st.fixed_dictionaries({})))
+    if isinstance(message, dict):
+        message["content"] = draw(CONTENT)
+        if draw(st.booleans()):
+            message["id"] = draw(st.sampled_from(["m1", "m2", "", None]))
+    if message is not None:
+        entry["message"] = message
+    return entry
+
+
+TRANSCRIPT = st.lists(line(), max_size=14)
+
+
+def rounds_after(entries: list[dict[str, Any]]) -> list[int]:
+    """The walk expiry made before the scan (the replies after each line)."""
+    after = [0] * len(entries)
+    seen: set[Any] = set()
+    for index in range(len(entries) - 1, -1, -1):
+        after[index] = len(seen)
+        entry = entries[index]
+        if entry.get("type") == "assistant" and not is_synthetic(entry):
+            message = entry.get("message")
+            msg_id = message.get("id") if isinstance(message, dict) else None
+            seen.add(msg_id or ("line", index))
+    return after
+
+
+def facts(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    found = scan(entries)
+    return {
+        "results": [(i, id(e), id(b)) for i, e, b in found.results],
+        "counted": [(i, id(e), id(b)) for i, e, b in found.counted()],
+        "uses": {k: (i, id(b)) for k, (i, b) in found.uses.items()},
+        "synthetic": found.synthetic,
+        "prompts": found.prompts,
+        "calls": [c for _, c in found.calls],
+        "handed": found.handed,
+        "healed": found.healed,
+        "rounds": [found.rounds_after()[i] for i in range(len(entries))],
+    }
+
+
+@settings(max_examples=400, deadline=None)
+@given(TRANSCRIPT)
+def test_each_fact_is_what_its_own_walk_found(entries: list[dict[str, Any]]) -> None:
+    healed = {
+        e["uuid"] for e in entries if type(e.get("uuid")) is str and e.get("flowerHealed") is True
+    }
+    handed = {e["uuid"] for e in entries if type(e.get("uuid")) is str} - healed
+    calls = [
+        str(b.get("id"))
+        for e in entries
+        if e.get("type") == "assistant" and e.get("uuid") and isinstance(e.get("message"), dict)
+        and isinstance(e["message"].get("content"), list)
+        for b in e["message"]["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]  # fmt: skip
+    assert facts(entries) == {
+        "results": [(i, id(e), id(b)) for i, e, b in tool_results(entries)],
+        "counted": [(i, id(e), id(b)) for i, e, b in counted_results(entries)],
+        "uses": {k: (i, id(b)) for k, (i, b) in tool_uses(entries).items()},
+        "synthetic": [i for i, e in enumerate(entries) if is_synthetic(e)],
+        "prompts": [i for i, e in enumerate(entries) if is_prompt(e)],
+        "calls": calls,
+        "handed": handed,
+        "healed": healed,
+        "rounds": rounds_after(entries),
+    }
+
+
+@settings(max_examples=400, deadline=None)
+@given(TRANSCRIPT, st.sets(st.integers(0, 13)))
+def test_a_scan_less_some_lines_is_the_scan_of_the_rest(
+    entries: list[dict[str, Any]], gone: set[int]
+) -> None:
+    removed = {i for i in gone if i < len(entries)}
+    kept = [e for i, e in enumerate(entries) if i not in removed]
+    less = scan(entries).without(entries, removed)
+    if less is None:  # an id or a uuid repeats: the caller walks again
+        assert scan(entries).repeats
+        return
+    again = scan(kept)
+    assert less.results == again.results
+    assert less.counted() == again.counted()
+    assert list(less.uses.items()) == list(again.uses.items())
+    assert (less.synthetic, less.prompts, less.replies, less.calls) == (
+        again.synthetic,
+        again.prompts,
+        again.replies,
+        again.calls,
+    )
+    assert (less.handed, less.healed) == (again.handed, again.healed)
