@@ -359,3 +359,14 @@ def test_entries_round_trip_unicode_and_nesting(tmp_path: Path) -> None:
     assert asyncio.run(store.load(KEY)) == [entry]
     raw = sqlite3.connect(tmp_path / "s.db").execute("SELECT entry FROM entries").fetchone()[0]
     assert json.loads(raw) == entry and "交接" in raw  # readable UTF-8, not \\u escapes
+
+
+async def test_loads_map_the_file_rather_than_copy_its_pages(tmp_path: Path) -> None:
+    """A load reads the whole transcript; copying every page through SQLite's page cache
+    cost a quarter of parsing it (issue 23). The store's connections map the file."""
+    store = SqliteSessionStore(tmp_path / "s.db")
+    await store.append(KEY, [line(1)])
+    with store._engine.connect() as conn:
+        mapped = conn.exec_driver_sql("PRAGMA mmap_size").scalar()
+    store.close()
+    assert mapped is not None and mapped >= 1 << 28

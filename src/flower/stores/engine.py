@@ -146,6 +146,10 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+#: How much of a SQLite store's file reads map rather than copy (``PRAGMA mmap_size``).
+MMAP_BYTES = 1 << 30
+
+
 def _tune_sqlite(engine: Engine) -> None:
     on_disk = sqlite_path(str(engine.url)) is not None
 
@@ -157,6 +161,10 @@ def _tune_sqlite(engine: Engine) -> None:
             cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             if on_disk:
                 cursor.execute("PRAGMA journal_mode=WAL")
+                # reads map the file instead of copying each page through the page cache:
+                # a load reads the whole transcript, and the copies were a quarter of
+                # parsing it (issue 23); address space, not memory
+                cursor.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             cursor.execute("PRAGMA synchronous=NORMAL")
         finally:
             cursor.close()
