@@ -131,6 +131,11 @@ def test_tabs_across_ports_and_across_runs(
         assert W.QUESTION not in asks()
         browser.find_element(By.CSS_SELECTOR, "#asks button[data-answer='no']").click()
         b.wait_for(lambda: not b.pending(), what="B's question answered from the tab")
+        # the answer reaches the model before B is stopped (SIGTERM stops the CLI at once)
+        b.wait_for(
+            lambda: any(r.turn == 1 for r in scripted_model.requests_for("clarify-b")),
+            what="the answer's request to the model",
+        )
     finally:
         for run in runs:
             run.stop()
