@@ -106,10 +106,12 @@ class Handouts:
             uuids = (handed - healed, healed)
         made, given = frozenset(uuids[1]), frozenset(uuids[0])
         with self._lock:
-            self._forget(key)
+            # a load of the same key again hands out mostly the same lines: only those
+            # it no longer does are forgotten, the rest are owned by it again at once
+            self._forget(key, keep=given | made)
             self._loads[key] = _Handout(key, given, made, stored)
-            for uid in given | made:
-                self._owner[uid] = key
+            self._owner.update(dict.fromkeys(given, key))
+            self._owner.update(dict.fromkeys(made, key))
             while len(self._loads) > self._keep:
                 self._forget(next(iter(self._loads)))
 
@@ -147,11 +149,13 @@ class Handouts:
                     out.extend(_moved(row, sid) for row in plan.after)
         return out
 
-    def _forget(self, key: Key) -> None:
+    def _forget(self, key: Key, keep: frozenset[str] = frozenset()) -> None:
+        """Drop the load of ``key`` and its lines' ownership (but of ``keep``: the caller
+        gives those to ``key`` again)."""
         old = self._loads.pop(key, None)
         if old is None:
             return
-        for uid in old.given | old.made:
+        for uid in (old.given | old.made) - keep:
             if self._owner.get(uid) == key:
                 del self._owner[uid]
 

@@ -34,6 +34,7 @@ Like the other load policies this never changes a stored row (docs/storage.md).
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -163,6 +164,7 @@ def _stamp_before(entries: list[Entry], index: int) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)  # each load reads the same prompts' stamps again
 def _when(stamp: str) -> float | None:
     try:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
