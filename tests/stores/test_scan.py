@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flower.stores.lines import _REPEATED, _REPEATED_IN_MESSAGE
 from flower.stores.mask import is_prompt
 from flower.stores.scan import scan
 from flower.stores.transcript import counted_results, is_synthetic, tool_results, tool_uses
@@ -39,11 +40,18 @@ def line(draw: st.DrawFn) -> dict[str, Any]:
             entry[name] = draw(st.sampled_from([True, False, "yes"]))
     if draw(st.booleans()):
         entry["subtype"] = "api_error"
+    if draw(st.booleans()):  # what the load's walk shares between lines
+        entry["sessionId"] = "s1"
+        entry["parentUuid"] = draw(st.sampled_from(["u1", "u2", "u3"]))
+        entry["requestId"] = draw(st.sampled_from(["r1", "r2"]))
     message = draw(st.one_of(st.none(), st.just("text"), st.fixed_dictionaries({})))
     if isinstance(message, dict):
         message["content"] = draw(CONTENT)
         if draw(st.booleans()):
             message["id"] = draw(st.sampled_from(["m1", "m2", "", None]))
+        if draw(st.booleans()):
+            message["role"] = "assistant"
+            message["usage"] = {"input_tokens": draw(st.sampled_from([1, 2]))}
     if message is not None:
         entry["message"] = message
     return entry
@@ -131,3 +139,68 @@ def test_a_scan_less_some_lines_is_the_scan_of_the_rest(
         again.calls,
     )
     assert (less.handed, less.healed) == (again.handed, again.healed)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TRANSCRIPT, st.integers(1, 5))
+def test_the_load_walk_shares_strings_and_scans_in_one(
+    entries: list[dict[str, Any]], chunk: int
+) -> None:
+    """The store's parse walk (chunk by chunk) finds what a scan of the whole finds, and
+    shares what RepeatedStrings shares."""
+    import copy
+
+    from flower.stores.lines import RepeatedStrings
+    from flower.stores.scan import ScanningStrings
+
+    mine, theirs = copy.deepcopy(entries), copy.deepcopy(entries)
+    walk, share = ScanningStrings(), RepeatedStrings()
+    for start in range(0, len(entries), chunk):
+        walk(mine[start : start + chunk])
+        share(theirs[start : start + chunk])
+    assert mine == theirs == entries
+    found, again = walk.scan(), scan(mine)
+    assert [(i, id(e), id(b)) for i, e, b in found.results] == [
+        (i, id(e), id(b)) for i, e, b in again.results
+    ]
+    assert [(i, id(e)) for i, e, _ in found.counted()] == [
+        (i, id(e)) for i, e, _ in again.counted()
+    ]
+    assert {k: (i, id(b)) for k, (i, b) in found.uses.items()} == {
+        k: (i, id(b)) for k, (i, b) in again.uses.items()
+    }
+    assert (found.synthetic, found.prompts, found.replies, found.calls) == (
+        again.synthetic,
+        again.prompts,
+        again.replies,
+        again.calls,
+    )
+    assert (found.handed, found.healed, found.repeats) == (
+        again.handed,
+        again.healed,
+        again.repeats,
+    )
+    # the values RepeatedStrings makes one object are one object here too, and no others
+    assert sharing(mine) == sharing(theirs)
+
+
+def sharing(lines: list[dict[str, Any]]) -> list[int]:
+    """For each value the sharing may touch, the position of the first value that is the
+    same object: equal lists mean the same values were made one object."""
+    first: dict[int, int] = {}
+    out: list[int] = []
+
+    def see(value: Any) -> None:
+        out.append(first.setdefault(id(value), len(out)))
+
+    for e in lines:
+        for name in (*_REPEATED, "parentUuid", "sourceToolAssistantUUID", "requestId"):
+            see(e.get(name))
+        message = e.get("message")
+        if isinstance(message, dict):
+            for name in (*_REPEATED_IN_MESSAGE, "usage", "id"):
+                see(message.get(name))
+            content = message.get("content")
+            for block in content if isinstance(content, list) else ():
+                see(block.get("type") if isinstance(block, dict) else None)
+    return out

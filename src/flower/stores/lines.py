@@ -50,9 +50,12 @@ class RepeatedStrings:
                 spent = message.get("usage")
                 if spent.__class__ is dict:
                     if spent == usage and message.get("id") == reply[0]:
-                        # the same reply, split by block: one usage, one id, one request
-                        message["usage"], message["id"] = usage, reply[0]
-                        if entry.get("requestId") == reply[1]:
+                        # the same reply, split by block: one usage, one id, one request (a
+                        # field the line lacks stays missing, not null)
+                        message["usage"] = usage
+                        if "id" in message:
+                            message["id"] = reply[0]
+                        if "requestId" in entry and entry["requestId"] == reply[1]:
                             entry["requestId"] = reply[1]
                     else:
                         usage, reply = spent, (message.get("id"), entry.get("requestId"))

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from flower.stores.lines import _REPEATED, _REPEATED_IN_MESSAGE, RepeatedStrings
 from flower.stores.transcript import Entry
 
 T = TypeVar("T")
@@ -201,3 +202,124 @@ def scan(entries: list[Entry]) -> Scan:
 
 def _first(pair: tuple[int, Any]) -> int:
     return pair[0]
+
+
+class ScanningStrings(RepeatedStrings):
+    """:class:`~flower.stores.lines.RepeatedStrings` whose walk over each parsed chunk
+    also :func:`scan` s it: a load's lines are walked once between the parser and the
+    policies (``found`` is the scan of every line passed so far, in order)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = Scan()
+        self.count = 0  # lines passed so far: the index of the next one
+
+    def __call__(self, entries: list[Any]) -> list[Any]:
+        pool, previous, usage, reply = self.pool, self.previous, self.usage, self.reply
+        share = pool.setdefault
+        found = self.found
+        results, uses, synthetic = found.results, found.uses, found.synthetic
+        prompts, replies, calls = found.prompts, found.replies, found.calls
+        handed, healed = found.handed, found.healed
+        side_results, main_user, repeats = found.side_results, found.main_user, found.repeats
+        index = self.count - 1
+        for entry in entries:
+            index += 1
+            if not isinstance(entry, dict):
+                continue
+            for name in _REPEATED:
+                value = entry.get(name)
+                if value.__class__ is str:
+                    entry[name] = share(value, value)
+            uid = entry.get("uuid")
+            if uid.__class__ is str:
+                if uid in handed or uid in healed:
+                    repeats = True
+                (healed if entry.get("flowerHealed") is True else handed).add(uid)
+            kind = entry.get("type")
+            error = entry.get("isApiErrorMessage") is True
+            if error:
+                synthetic.append(index)
+            message = entry.get("message")
+            content = None
+            if isinstance(message, dict):
+                for name in _REPEATED_IN_MESSAGE:
+                    value = message.get(name)
+                    if value.__class__ is str:
+                        message[name] = share(value, value)
+                spent = message.get("usage")
+                if spent.__class__ is dict:
+                    if spent == usage and message.get("id") == reply[0]:
+                        # the same reply, split by block: one usage, one id, one request (a
+                        # field the line lacks stays missing, not null)
+                        message["usage"] = usage
+                        if "id" in message:
+                            message["id"] = reply[0]
+                        if "requestId" in entry and entry["requestId"] == reply[1]:
+                            entry["requestId"] = reply[1]
+                    else:
+                        usage, reply = spent, (message.get("id"), entry.get("requestId"))
+                content = message.get("content")
+            if kind == "user":
+                side = entry.get("isSidechain") is True
+                if not side:
+                    main_user += 1
+                if isinstance(content, list):
+                    answers = 0
+                    for block in content:
+                        if isinstance(block, dict):
+                            block_kind = block.get("type")
+                            if block_kind.__class__ is str:
+                                block["type"] = block_kind = share(block_kind, block_kind)
+                            if block_kind == "tool_result":
+                                results.append((index, entry, block))
+                                answers += 1
+                    if not answers:
+                        prompts.append(index)
+                    elif side:
+                        side_results += answers
+                elif isinstance(content, str):
+                    prompts.append(index)
+            elif kind == "assistant":
+                if not error:
+                    replies.append(
+                        (index, message.get("id") if isinstance(message, dict) else None)
+                    )
+                if isinstance(content, list):
+                    for block in content:
+                        if isinstance(block, dict):
+                            block_kind = block.get("type")
+                            if block_kind.__class__ is str:
+                                block["type"] = block_kind = share(block_kind, block_kind)
+                            if block_kind == "tool_use":
+                                call = str(block.get("id"))
+                                if call in uses:
+                                    repeats = True
+                                uses[call] = (index, block)
+                                if uid:
+                                    calls.append((index, call))
+            else:
+                if kind == "system" and not error and entry.get("subtype") == "api_error":
+                    synthetic.append(index)
+                if content.__class__ is list:
+                    for block in content:
+                        if block.__class__ is dict:
+                            block_kind = block.get("type")
+                            if block_kind.__class__ is str:
+                                block["type"] = share(block_kind, block_kind)
+            if previous is not None and entry.get("parentUuid") == previous:
+                entry["parentUuid"] = previous
+                if entry.get("sourceToolAssistantUUID") == previous:
+                    entry["sourceToolAssistantUUID"] = previous
+            previous = uid
+        self.count = index + 1
+        self.previous, self.usage, self.reply = previous, usage, reply
+        found.side_results, found.main_user, found.repeats = side_results, main_user, repeats
+        return entries
+
+    def scan(self) -> Scan:
+        """The scan of every line passed (``handed`` less the healed, as :func:`scan`)."""
+        found = self.found
+        if found.healed:
+            found.handed = found.handed - found.healed
+        return found

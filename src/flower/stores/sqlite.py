@@ -377,20 +377,23 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
         conn.execute(statement, {**ids, "mtime": mtime, "data": folded["data"]})
         return folded
 
-    def _load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+    def _load(
+        self, key: SessionKey, share: RepeatedStrings | None = None
+    ) -> list[SessionStoreEntry] | None:
         """Read the transcript as JSON text and parse it a chunk of rows at a time.
 
         One parse per chunk (rows joined into an array) instead of one per row:
         the parser then shares each key string across the chunk's lines, which cuts the
         loaded transcript's memory by a third, and the raw text of only one chunk is
-        held at a time.
+        held at a time. ``share``: the walk each parsed chunk goes through (a subclass's,
+        doing more on the same walk; by default a new :class:`RepeatedStrings`).
         """
         ids = dict(zip(("pk", "sid", "sub"), key_of(key), strict=True))
         loaded: list[SessionStoreEntry] = []
         with self._errors(), self._engine.connect() as conn:
             if conn.execute(META, ids).first() is None:
                 return None
-            share = RepeatedStrings()
+            share = RepeatedStrings() if share is None else share
             for texts in self._entry_texts(conn, ids):
                 loaded.extend(share(self._loads("[" + ",".join(texts) + "]")))
         return loaded

@@ -67,7 +67,7 @@ from flower.stores.mask import (
     spill_name,
 )
 from flower.stores.report import trim_report as trim_report
-from flower.stores.scan import Scan, scan
+from flower.stores.scan import Scan, ScanningStrings, scan
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.statements import key_of
 from flower.stores.transcript import Entry, counted_results, text_length, tool_uses
@@ -168,17 +168,26 @@ class TrimmingSessionStore(SqliteSessionStore):
         return (self.workspace / self.policy.spill_dirname).resolve()
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
-        entries = await super().load(key)
+        return await self._in_thread(self._load_view, key)
+
+    def _load_view(self, key: SessionKey) -> list[Any] | None:
+        """Read, then reshape, in one worker thread; the walk that shares repeated strings
+        as the rows are parsed scans them too (:class:`~flower.stores.scan.ScanningStrings`)."""
+        walk = ScanningStrings()
+        entries: list[Any] | None = self._load(key, share=walk)
         if entries is None:
             self.last_report = {}
             return None
-        return await self._in_thread(self._hand_out, key, entries)
+        return self._hand_out(key, entries, walk.scan())
 
-    def _hand_out(self, key: SessionKey, entries: list[Any]) -> list[Any]:
+    def _hand_out(
+        self, key: SessionKey, entries: list[Any], found: Scan | None = None
+    ) -> list[Any]:
         """The reshaped view, remembered so that a fork's copy of it is stored as the
-        original (:mod:`flower.stores.handout`)."""
+        original (:mod:`flower.stores.handout`). ``found``: :func:`~flower.stores.scan.scan`
+        of ``entries`` when the caller has it."""
         stored = len(entries)
-        view, found = self._reshaped(entries)
+        view, found = self._reshaped(entries, found)
         self.handouts.record(key_of(key), stored, view, uuids=(found.handed, found.healed))
         return view
 
@@ -201,12 +210,13 @@ class TrimmingSessionStore(SqliteSessionStore):
         prune, expire, mask, trim."""
         return self._reshaped(entries)[0]
 
-    def _reshaped(self, entries: list[Any]) -> tuple[list[Any], Scan]:
-        """:meth:`_reshape`, and the :func:`~flower.stores.scan.scan` of the view."""
+    def _reshaped(self, entries: list[Any], found: Scan | None = None) -> tuple[list[Any], Scan]:
+        """:meth:`_reshape`, and the :func:`~flower.stores.scan.scan` of the view
+        (``found``: the scan of ``entries``, when the caller has it)."""
         self.last_report = {}
         # One walk collects what every policy asks (:mod:`flower.stores.scan`); pruning
         # walks again only when it dropped or added something.
-        entries, found = self._prepare(entries, scan(entries))
+        entries, found = self._prepare(entries, scan(entries) if found is None else found)
         # Expiry, masking and trimming change blocks in place, never lines: the walk
         # serves all three, and they count the main chain's results only.
         results = found.counted()
