@@ -287,3 +287,34 @@ async def test_a_long_tool_run_inside_a_session_is_no_cold_point(
         line["timestamp"] = (when + timedelta(seconds=900)).isoformat().replace("+00:00", "Z")
     _, out = await load(tmp_path, workspace, t.lines, now=last_time(t) + 30)
     assert len(masked_ids(out)) == 4  # the chunk rule alone: (9 - 2) // 4 * 4
+
+
+async def test_supersede_expires_a_glance_that_ran_again_later(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """``MaskPolicy(supersede=True)``: of a glance run several times only the newest run
+    stays, even among the newest six glances that expiry alone keeps; a glance that never
+    ran again stays; the command is compared with its spaces normalised."""
+    t = Transcript()
+    for r in range(6):
+        t.prompt(f"round {r}")
+        t.call(f"make part{r}", output(r))
+        if r < 3:
+            command = "git   status" if r == 2 else "git status"
+            t.call(command, f"On branch main\nmodified: src/part{r}.py\n")
+        if r == 1:
+            t.call("ls src", "part0.py\npart1.py\n")
+        t.say(f"round {r} done")
+    for k, line in enumerate(t.lines):
+        line["timestamp"] = (START + timedelta(minutes=k)).isoformat().replace("+00:00", "Z")
+    cold = last_time(t) + 3600  # the boundary is all the way: newest 2 stay
+    store, _ = await load(tmp_path, workspace, t.lines, now=cold)
+    assert not store.last_report.get("expired")  # 4 glances, expiry keeps the newest 6
+    store, out = await load(tmp_path, workspace, t.lines, now=cold, supersede=True)
+    assert store.last_report.get("expired") == 2
+    texts = [v for v in results(out).values() if isinstance(v, str)]
+    expired = [v for v in texts if "git status" in v and "已过期" in v]
+    assert len(expired) == 2
+    assert sum("modified: src/part2.py" in v for v in texts) == 1  # the newest run stays
+    assert not any("modified: src/part0.py" in v or "modified: src/part1.py" in v for v in texts)
+    assert any("part0.py\npart1.py" in v for v in texts)  # ls ran once: it stays
