@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from flower.stores.lines import _REPEATED, _REPEATED_IN_MESSAGE
@@ -119,6 +119,17 @@ def test_each_fact_is_what_its_own_walk_found(entries: list[dict[str, Any]]) -> 
 
 @settings(max_examples=400, deadline=None)
 @given(TRANSCRIPT, st.sets(st.integers(0, 13)))
+@example(  # the main chain's only user line goes: the subagent's results count again
+    [
+        {"type": "user", "message": {"content": "go"}},
+        {
+            "type": "user",
+            "isSidechain": True,
+            "message": {"content": [{"type": "tool_result", "tool_use_id": "t1"}]},
+        },
+    ],
+    {0},
+)
 def test_a_scan_less_some_lines_is_the_scan_of_the_rest(
     entries: list[dict[str, Any]], gone: set[int]
 ) -> None:
