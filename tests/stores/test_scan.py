@@ -40,6 +40,8 @@ def line(draw: st.DrawFn) -> dict[str, Any]:
             entry[name] = draw(st.sampled_from([True, False, "yes"]))
     if draw(st.booleans()):
         entry["subtype"] = "api_error"
+    if draw(st.integers(0, 3)) == 0:  # a refused call's result: pruning drops old ones
+        entry["toolDenialKind"] = "permission-rule"
     if draw(st.booleans()):  # what the load's walk shares between lines
         entry["sessionId"] = "s1"
         entry["parentUuid"] = draw(st.sampled_from(["u1", "u2", "u3"]))
@@ -75,18 +77,7 @@ def rounds_after(entries: list[dict[str, Any]]) -> list[int]:
 
 
 def facts(entries: list[dict[str, Any]]) -> dict[str, Any]:
-    found = scan(entries)
-    return {
-        "results": [(i, id(e), id(b)) for i, e, b in found.results],
-        "counted": [(i, id(e), id(b)) for i, e, b in found.counted()],
-        "uses": {k: (i, id(b)) for k, (i, b) in found.uses.items()},
-        "synthetic": found.synthetic,
-        "prompts": found.prompts,
-        "calls": [c for _, c in found.calls],
-        "handed": found.handed,
-        "healed": found.healed,
-        "rounds": [found.rounds_after()[i] for i in range(len(entries))],
-    }
+    return facts_of(scan(entries), entries)
 
 
 @settings(max_examples=400, deadline=None)
@@ -215,3 +206,54 @@ def sharing(lines: list[dict[str, Any]]) -> list[int]:
             for block in content if isinstance(content, list) else ():
                 see(block.get("type") if isinstance(block, dict) else None)
     return out
+
+
+DENIED = {"type": "user", "toolDenialKind": "permission-rule"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(TRANSCRIPT)
+@example(  # one refused line goes whole, another keeps its text: the facts moved
+    [
+        {**DENIED, "message": {"content": [{"type": "tool_result", "tool_use_id": "t1"}]}},
+        {
+            **DENIED,
+            "message": {
+                "content": [{"type": "tool_result", "tool_use_id": "t2"}, {"type": "text"}]
+            },
+        },
+    ]
+)
+def test_pruning_hands_on_the_scan_of_what_it_left(entries: list[dict[str, Any]]) -> None:
+    """Pruning drops lines and blocks and heals calls; the scan it hands to expiry,
+    masking and trimming is the scan of the lines it returns, however it got it."""
+    import copy
+    import tempfile
+    from pathlib import Path
+
+    from flower.stores.prune import PrunePolicy, PruningSessionStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = PruningSessionStore(
+            Path(tmp) / "s.db", Path(tmp), prune=PrunePolicy(keep_denials=0)
+        )
+        try:
+            lines = copy.deepcopy(entries)
+            out, found = store._prune(lines, scan(lines))
+            assert facts_of(found, out) == facts(out)
+        finally:
+            store.close()
+
+
+def facts_of(found: Any, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "results": [(i, id(e), id(b)) for i, e, b in found.results],
+        "counted": [(i, id(e), id(b)) for i, e, b in found.counted()],
+        "uses": {k: (i, id(b)) for k, (i, b) in found.uses.items()},
+        "synthetic": found.synthetic,
+        "prompts": found.prompts,
+        "calls": [c for _, c in found.calls],
+        "handed": found.handed,
+        "healed": found.healed,
+        "rounds": [found.rounds_after()[i] for i in range(len(entries))],
+    }
