@@ -74,7 +74,8 @@ class Scan:
     def without(self, entries: list[Entry], removed: set[int]) -> Scan | None:
         """The scan of ``entries`` less the lines at ``removed``, from this one (a merge
         over the facts, not a walk over the lines); ``None`` when it cannot be told
-        without a walk (an id or a uuid repeats: a removed line's may hide another's)."""
+        without a walk (an id or a uuid repeats: a removed line's may hide another's).
+        Changes this scan in place (and returns it)."""
         if self.repeats:
             return None
         gone = sorted(removed)
@@ -98,7 +99,7 @@ class Scan:
         out.prompts = [i - s for i, s in _kept(self.prompts, int, gone)]
         out.replies = [(i - s, m) for (i, m), s in _kept(self.replies, _first, gone)]
         out.calls = [(i - s, c) for (i, c), s in _kept(self.calls, _first, gone)]
-        handed, healed, main_user = set(self.handed), set(self.healed), self.main_user
+        handed, healed, main_user = self.handed, self.healed, self.main_user  # not copied
         for i in gone:
             entry = entries[i]
             uid = entry.get("uuid")
@@ -108,7 +109,10 @@ class Scan:
             if entry.get("type") == "user" and entry.get("isSidechain") is not True:
                 main_user -= 1
         out.handed, out.healed, out.main_user = handed, healed, main_user
-        return out
+        # in place: the callers' frames still hold this scan, and two at once were a
+        # tenth of a 1 KB-line transcript's size at the load's peak
+        self.__dict__.update(out.__dict__)
+        return self
 
 
 class RoundsAfter:
@@ -318,8 +322,9 @@ class ScanningStrings(RepeatedStrings):
         return entries
 
     def scan(self) -> Scan:
-        """The scan of every line passed (``handed`` less the healed, as :func:`scan`)."""
-        found = self.found
+        """The scan of every line passed (``handed`` less the healed, as :func:`scan`);
+        handed over, not kept (pruning replaces it, and the old one would stay alive)."""
+        found, self.found = self.found, Scan()
         if found.healed:
             found.handed = found.handed - found.healed
         return found

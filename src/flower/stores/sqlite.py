@@ -69,10 +69,10 @@ T = TypeVar("T")
 #: Rows fetched per round trip when loading; bounds the driver's buffer on Postgres.
 LOAD_CHUNK = 500
 #: Characters of JSON parsed at once when loading (SQLite): a chunk's raw text is held
-#: twice while it is parsed (the rows, and the array they are joined into), so 500 rows
-#: of 64 KB lines held 64 MB of text beside the parsed transcript (3x its size at the
-#: peak); 1 MB still shares each key across hundreds of lines of 0.5-2 KB.
-LOAD_CHARS = 1 << 20
+#: beside the parsed transcript while it is parsed (500 rows of 64 KB lines held 64 MB
+#: of it, 3x the transcript's size at the peak; 1 MB, twice over, was still 0.15x at 1 KB
+#: lines); 64 KB still shares each key across dozens of lines, at the same speed.
+LOAD_CHARS = 1 << 16
 _SQLITE_LOAD = (
     "SELECT entry FROM entries WHERE project_key = ? AND session_id = ? AND subpath = ? ORDER BY id"
 )
@@ -395,7 +395,10 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
                 return None
             share = RepeatedStrings() if share is None else share
             for texts in self._entry_texts(conn, ids):
-                loaded.extend(share(self._loads("[" + ",".join(texts) + "]")))
+                text = "[" + ",".join(texts) + "]"
+                texts.clear()  # the rows go before the parse: one copy of the text at a time
+                loaded.extend(share(self._loads(text)))
+                del text
         return loaded
 
     def _entry_texts(self, conn: sa.Connection, ids: dict[str, str]) -> Iterator[list[str]]:
