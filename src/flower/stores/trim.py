@@ -205,13 +205,9 @@ class TrimmingSessionStore(SqliteSessionStore):
         )
         return rows
 
-    def _reshape(self, entries: list[Any]) -> list[Any]:
-        """Everything ``load()`` does after reading, in the seed's order (runs in a thread):
-        prune, expire, mask, trim."""
-        return self._reshaped(entries)[0]
-
     def _reshaped(self, entries: list[Any], found: Scan | None = None) -> tuple[list[Any], Scan]:
-        """:meth:`_reshape`, and the :func:`~flower.stores.scan.scan` of the view
+        """Everything ``load()`` does after reading, in the seed's order (runs in a thread):
+        prune, expire, mask, trim. The view and its :func:`~flower.stores.scan.scan`
         (``found``: the scan of ``entries``, when the caller has it)."""
         self.last_report = {}
         # One walk collects what every policy asks (:mod:`flower.stores.scan`); pruning
@@ -484,7 +480,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         """The spill folder, made if missing; ``OSError`` if it resolves outside the
         workspace or any folder on its way below the workspace is a symlink (even one
         that stays inside: flower writes nothing through a link an agent could plant).
-        Checked once per load (:meth:`_reshape` forgets it)."""
+        Checked once per load (:meth:`_look_around` forgets it)."""
         checked = self._checked_folder
         if checked is not None:
             return checked
