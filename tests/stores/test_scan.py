@@ -1,7 +1,7 @@
 """The one walk of a load (``flower.stores.scan``) finds what each policy's own walk found.
 
 Lines are drawn from the shapes the policies look at (results, calls, prompts, API errors,
-sidechains, healed lines, repeated ids and uuids, odd content), and each fact of the scan
+sidechains, healed lines, repeated ids, odd content), and each fact of the scan
 is compared with the function it replaced; ``Scan.without`` with a scan of what is left.
 """
 
@@ -83,10 +83,6 @@ def facts(entries: list[dict[str, Any]]) -> dict[str, Any]:
 @settings(max_examples=400, deadline=None)
 @given(TRANSCRIPT)
 def test_each_fact_is_what_its_own_walk_found(entries: list[dict[str, Any]]) -> None:
-    healed = {
-        e["uuid"] for e in entries if type(e.get("uuid")) is str and e.get("flowerHealed") is True
-    }
-    handed = {e["uuid"] for e in entries if type(e.get("uuid")) is str} - healed
     calls = [
         str(b.get("id"))
         for e in entries
@@ -102,8 +98,6 @@ def test_each_fact_is_what_its_own_walk_found(entries: list[dict[str, Any]]) -> 
         "synthetic": [i for i, e in enumerate(entries) if is_synthetic(e)],
         "prompts": [i for i, e in enumerate(entries) if is_prompt(e)],
         "calls": calls,
-        "handed": handed,
-        "healed": healed,
         "rounds": rounds_after(entries),
     }
 
@@ -127,20 +121,20 @@ def test_a_scan_less_some_lines_is_the_scan_of_the_rest(
     removed = {i for i in gone if i < len(entries)}
     kept = [e for i, e in enumerate(entries) if i not in removed]
     less = scan(entries).without(entries, removed)
-    if less is None:  # an id or a uuid repeats: the caller walks again
+    if less is None:  # an id repeats: the caller walks again
         assert scan(entries).repeats
         return
     again = scan(kept)
     assert less.results == again.results
     assert less.counted() == again.counted()
     assert list(less.uses.items()) == list(again.uses.items())
-    assert (less.synthetic, less.prompts, less.replies, less.calls) == (
+    assert (less.synthetic, less.prompts, less.reply_lines, less.reply_ids, less.calls) == (
         again.synthetic,
         again.prompts,
-        again.replies,
+        again.reply_lines,
+        again.reply_ids,
         again.calls,
     )
-    assert (less.handed, less.healed) == (again.handed, again.healed)
 
 
 @settings(max_examples=300, deadline=None)
@@ -171,17 +165,14 @@ def test_the_load_walk_shares_strings_and_scans_in_one(
     assert {k: (i, id(b)) for k, (i, b) in found.uses.items()} == {
         k: (i, id(b)) for k, (i, b) in again.uses.items()
     }
-    assert (found.synthetic, found.prompts, found.replies, found.calls) == (
+    assert (found.synthetic, found.prompts, found.reply_lines, found.reply_ids, found.calls) == (
         again.synthetic,
         again.prompts,
-        again.replies,
+        again.reply_lines,
+        again.reply_ids,
         again.calls,
     )
-    assert (found.handed, found.healed, found.repeats) == (
-        again.handed,
-        again.healed,
-        again.repeats,
-    )
+    assert found.repeats == again.repeats
     # the values RepeatedStrings makes one object are one object here too, and no others
     assert sharing(mine) == sharing(theirs)
 
@@ -253,7 +244,5 @@ def facts_of(found: Any, entries: list[dict[str, Any]]) -> dict[str, Any]:
         "synthetic": found.synthetic,
         "prompts": found.prompts,
         "calls": [c for _, c in found.calls],
-        "handed": found.handed,
-        "healed": found.healed,
         "rounds": [found.rounds_after()[i] for i in range(len(entries))],
     }

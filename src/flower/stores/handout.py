@@ -83,28 +83,19 @@ class Handouts:
         self._owner: dict[str, Key] = {}
         self._lock = threading.Lock()
 
-    def record(
-        self,
-        key: Key,
-        stored: int,
-        view: list[Entry],
-        uuids: tuple[set[str], set[str]] | None = None,
-    ) -> None:
+    def record(self, key: Key, stored: int, view: list[Entry]) -> None:
         """``load()`` of ``key`` read ``stored`` lines and handed out ``view``.
 
-        ``uuids``: the string uuids of ``view``'s lines, (not made up, made up:
-        ``flowerHealed``), when the caller has them already (the load's
-        :func:`~flower.stores.scan.scan`).
+        Its own pass over the view, after the policies (not the load's scan): the uuid
+        sets then never sit beside the scan's facts at the load's peak of memory.
         """
-        if uuids is None:
-            healed: set[str] = set()
-            handed: set[str] = set()
-            for e in view:  # one pass: a load of a long session hands out thousands of lines
-                u = e.get("uuid")
-                if u.__class__ is str:
-                    (healed if e.get("flowerHealed") is True else handed).add(u)
-            uuids = (handed - healed, healed)
-        made, given = frozenset(uuids[1]), frozenset(uuids[0])
+        healed: set[str] = set()
+        handed: set[str] = set()
+        for e in view:  # one pass: a load of a long session hands out thousands of lines
+            u = e.get("uuid")
+            if u.__class__ is str:
+                (healed if e.get("flowerHealed") is True else handed).add(u)
+        made, given = frozenset(healed), frozenset(handed - healed)
         with self._lock:
             # a load of the same key again hands out mostly the same lines: only those
             # it no longer does are forgotten, the rest are owned by it again at once

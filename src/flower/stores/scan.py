@@ -1,13 +1,16 @@
 """One walk over a loaded transcript, collecting what every load policy asks of it.
 
-Why: pruning, expiry, masking, trimming and the handout record each walked all the lines
-for their own few facts (which lines are API errors, where the tool results are, which
-call each result answers, which user lines are prompts, which replies follow a line,
-the uuids handed out). On a session of 1 KB lines those ten walks cost two thirds of
-``json.loads`` of the same JSONL: a load's budget is 1.5x (issue 23). :func:`scan` makes
-one walk; each policy reads its facts from the :class:`Scan`. A policy that changes which
-lines there are (pruning drops and heals lines) scans again; the others change blocks'
-``content`` only, which no fact here depends on.
+Why: pruning, expiry, masking and trimming each walked all the lines for their own few
+facts (which lines are API errors, where the tool results are, which call each result
+answers, which user lines are prompts, which replies follow a line). With the fork
+record's, on a session of 1 KB lines those ten walks cost two thirds of ``json.loads``
+of the same JSONL: a load's budget is 1.5x (issue 23). :func:`scan` makes one walk (at
+load time, the walk that shares strings as the rows are parsed:
+:class:`ScanningStrings`); each policy reads its facts from the :class:`Scan`. Pruning,
+which drops and heals lines, takes the dropped lines' facts out (:meth:`Scan.without`)
+or scans again; the others change blocks' ``content`` only, which no fact here depends
+on. The fork record (:mod:`flower.stores.handout`) keeps its own pass over the view: its
+uuid sets beside these facts would lift the load's peak of memory.
 
 Each fact is what the function it replaces returned (:func:`~flower.stores.transcript.
 tool_results`, :func:`~flower.stores.transcript.tool_uses`, :func:`~flower.stores.transcript.
@@ -41,25 +44,23 @@ class Scan:
         uses: ``tool_use`` id -> (line index, block) (``tool_uses``: the last one wins).
         synthetic: Lines :func:`~flower.stores.transcript.is_synthetic` accepts.
         prompts: User lines :func:`~flower.stores.mask.is_prompt` accepts.
-        replies: ``(line index, message id or None)`` of every assistant line that is not
-            synthetic: what expiry counts rounds by.
+        reply_lines, reply_ids: The line index and the message id (or ``None``) of every
+            assistant line that is not synthetic: what expiry counts rounds by (two flat
+            lists: a tuple a reply was a thirtieth of a 1 KB-line transcript's size).
         calls: ``(line index, id)`` of the ``tool_use`` blocks of assistant lines that
             have a uuid (the calls healing answers).
-        handed: The string uuids of lines not marked ``flowerHealed``; ``healed``: of
-            those marked (the handout record).
     """
 
     results: list[Result] = field(default_factory=list)
     uses: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
     synthetic: list[int] = field(default_factory=list)
     prompts: list[int] = field(default_factory=list)
-    replies: list[tuple[int, Any]] = field(default_factory=list)
+    reply_lines: list[int] = field(default_factory=list)
+    reply_ids: list[Any] = field(default_factory=list)
     calls: list[tuple[int, str]] = field(default_factory=list)
-    handed: set[str] = field(default_factory=set)
-    healed: set[str] = field(default_factory=set)
     side_results: int = 0  # results on sidechain lines
     main_user: int = 0  # user lines not on a sidechain
-    repeats: bool = False  # a tool_use id or a uuid seen twice: see :meth:`without`
+    repeats: bool = False  # a tool_use id seen twice: see :meth:`without`
 
     def counted(self) -> list[Result]:
         """:func:`~flower.stores.transcript.counted_results`: the main chain's results,
@@ -69,12 +70,12 @@ class Scan:
         return self.results
 
     def rounds_after(self) -> RoundsAfter:
-        return RoundsAfter(self.replies)
+        return RoundsAfter(self.reply_lines, self.reply_ids)
 
     def without(self, entries: list[Entry], removed: set[int]) -> Scan | None:
         """The scan of ``entries`` less the lines at ``removed``, from this one (a merge
         over the facts, not a walk over the lines); ``None`` when it cannot be told
-        without a walk (an id or a uuid repeats: a removed line's may hide another's).
+        without a walk (an id repeats: a removed line's call may hide another's).
         Changes this scan in place (and returns it)."""
         if self.repeats:
             return None
@@ -97,18 +98,17 @@ class Scan:
         out.uses = {c: (i - s, b) for (c, (i, b)), s in uses}
         out.synthetic = [i - s for i, s in _kept(self.synthetic, int, gone)]
         out.prompts = [i - s for i, s in _kept(self.prompts, int, gone)]
-        out.replies = [(i - s, m) for (i, m), s in _kept(self.replies, _first, gone)]
+        replies = _kept(zip(self.reply_lines, self.reply_ids, strict=True), _first, gone)
+        for (i, m), s in replies:
+            out.reply_lines.append(i - s)
+            out.reply_ids.append(m)
         out.calls = [(i - s, c) for (i, c), s in _kept(self.calls, _first, gone)]
-        handed, healed, main_user = self.handed, self.healed, self.main_user  # not copied
+        main_user = self.main_user
         for i in gone:
             entry = entries[i]
-            uid = entry.get("uuid")
-            if uid.__class__ is str:
-                handed.discard(uid)
-                healed.discard(uid)
             if entry.get("type") == "user" and entry.get("isSidechain") is not True:
                 main_user -= 1
-        out.handed, out.healed, out.main_user = handed, healed, main_user
+        out.main_user = main_user
         # in place: the callers' frames still hold this scan, and two at once were a
         # tenth of a 1 KB-line transcript's size at the load's peak
         self.__dict__.update(out.__dict__)
@@ -120,12 +120,12 @@ class RoundsAfter:
     synthetic) follow it: expiry's ``{age}``. Built from the replies alone, not a walk
     over every line."""
 
-    def __init__(self, replies: list[tuple[int, Any]]) -> None:
-        self.lines = [i for i, _ in replies]
-        self.distinct = [0] * (len(replies) + 1)  # distinct replies from position j on
+    def __init__(self, lines: list[int], ids: list[Any]) -> None:
+        self.lines = lines
+        self.distinct = [0] * (len(lines) + 1)  # distinct replies from position j on
         seen: set[Any] = set()
-        for j in range(len(replies) - 1, -1, -1):
-            index, msg_id = replies[j]
+        for j in range(len(lines) - 1, -1, -1):
+            index, msg_id = lines[j], ids[j]
             seen.add(msg_id or ("line", index))
             self.distinct[j] = len(seen)
 
@@ -152,15 +152,11 @@ def scan(entries: list[Entry]) -> Scan:
     found = Scan()
     repeats = False
     results, uses, synthetic = found.results, found.uses, found.synthetic
-    prompts, replies, calls = found.prompts, found.replies, found.calls
-    handed, healed = found.handed, found.healed
+    prompts, calls = found.prompts, found.calls
+    reply_lines, reply_ids = found.reply_lines, found.reply_ids
     side_results = main_user = 0
     for index, entry in enumerate(entries):
         uid = entry.get("uuid")
-        if uid.__class__ is str:
-            if uid in handed or uid in healed:
-                repeats = True
-            (healed if entry.get("flowerHealed") is True else handed).add(uid)
         kind = entry.get("type")
         error = entry.get("isApiErrorMessage") is True
         if error:
@@ -185,7 +181,8 @@ def scan(entries: list[Entry]) -> Scan:
                 prompts.append(index)
         elif kind == "assistant":
             if not error:
-                replies.append((index, message.get("id") if isinstance(message, dict) else None))
+                reply_lines.append(index)
+                reply_ids.append(message.get("id") if isinstance(message, dict) else None)
             if isinstance(content, list):
                 for block in content:
                     if isinstance(block, dict) and block.get("type") == "tool_use":
@@ -198,9 +195,6 @@ def scan(entries: list[Entry]) -> Scan:
         elif kind == "system" and not error and entry.get("subtype") == "api_error":
             synthetic.append(index)
     found.side_results, found.main_user, found.repeats = side_results, main_user, repeats
-    healed_only = found.healed
-    if healed_only:
-        found.handed = handed - healed_only
     return found
 
 
@@ -223,8 +217,8 @@ class ScanningStrings(RepeatedStrings):
         share = pool.setdefault
         found = self.found
         results, uses, synthetic = found.results, found.uses, found.synthetic
-        prompts, replies, calls = found.prompts, found.replies, found.calls
-        handed, healed = found.handed, found.healed
+        prompts, calls = found.prompts, found.calls
+        reply_lines, reply_ids = found.reply_lines, found.reply_ids
         side_results, main_user, repeats = found.side_results, found.main_user, found.repeats
         index = self.count - 1
         for entry in entries:
@@ -236,10 +230,6 @@ class ScanningStrings(RepeatedStrings):
                 if value.__class__ is str:
                     entry[name] = share(value, value)
             uid = entry.get("uuid")
-            if uid.__class__ is str:
-                if uid in handed or uid in healed:
-                    repeats = True
-                (healed if entry.get("flowerHealed") is True else handed).add(uid)
             kind = entry.get("type")
             error = entry.get("isApiErrorMessage") is True
             if error:
@@ -286,9 +276,8 @@ class ScanningStrings(RepeatedStrings):
                     prompts.append(index)
             elif kind == "assistant":
                 if not error:
-                    replies.append(
-                        (index, message.get("id") if isinstance(message, dict) else None)
-                    )
+                    reply_lines.append(index)
+                    reply_ids.append(message.get("id") if isinstance(message, dict) else None)
                 if isinstance(content, list):
                     for block in content:
                         if isinstance(block, dict):
@@ -322,9 +311,7 @@ class ScanningStrings(RepeatedStrings):
         return entries
 
     def scan(self) -> Scan:
-        """The scan of every line passed (``handed`` less the healed, as :func:`scan`);
-        handed over, not kept (pruning replaces it, and the old one would stay alive)."""
+        """The scan of every line passed; handed over, not kept (pruning changes it, and
+        nothing else may hold it meanwhile)."""
         found, self.found = self.found, Scan()
-        if found.healed:
-            found.handed = found.handed - found.healed
         return found

@@ -187,8 +187,8 @@ class TrimmingSessionStore(SqliteSessionStore):
         original (:mod:`flower.stores.handout`). ``found``: :func:`~flower.stores.scan.scan`
         of ``entries`` when the caller has it."""
         stored = len(entries)
-        view, found = self._reshaped(entries, found)
-        self.handouts.record(key_of(key), stored, view, uuids=(found.handed, found.healed))
+        view, _ = self._reshaped(entries, found)
+        self.handouts.record(key_of(key), stored, view)
         return view
 
     def _append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
