@@ -161,6 +161,9 @@ def test_follow_and_answer_a_run_from_the_page(
         browser.find_element(By.CSS_SELECTOR, "#inbox button").click()
         brief = workspace / ".flower" / "notes" / "需求.md"
         wait.until(lambda _: INBOX in brief.read_text(encoding="utf-8"))
+        # the page empties the box once the server's answer arrives (later than the brief's
+        # write on a loaded machine): only then is the next line typed
+        wait.until(lambda _: box.get_attribute("value") == "")
         # a refused change is said on the page, never swallowed, and what was typed stays
         browser.execute_script("arguments[0].value = 'x'.repeat(4001)", box)
         browser.find_element(By.CSS_SELECTOR, "#inbox button").click()
