@@ -241,6 +241,27 @@ async def test_a_link_planted_as_the_spill_folder_is_not_followed_out_of_the_wor
     assert store.last_report == {"spill_failed": 1}
 
 
+async def test_a_link_that_stays_inside_the_workspace_is_not_written_through_either(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """A link whose target is inside the workspace is refused too: flower writes nothing
+    through a link an agent could plant (it could point at a file the run keeps)."""
+    elsewhere = workspace / "src"
+    elsewhere.mkdir()
+    store = TrimmingSessionStore(tmp_path / "s.db", workspace, policy=TrimPolicy(keep_recent=0))
+    (workspace / ".flower").symlink_to(elsewhere)
+    t = Transcript()
+    t.prompt("build")
+    big = t.call("make build", "y" * 5000)
+    await store.append(KEY, copy.deepcopy(t.lines))
+
+    out = await store.load(KEY)
+
+    assert out is not None and results(out)[big] == "y" * 5000
+    assert list(elsewhere.iterdir()) == []
+    assert store.last_report == {"spill_failed": 1}
+
+
 async def test_a_spill_folder_that_cannot_be_made_leaves_results_whole_and_resume_working(
     tmp_path: Path, workspace: Path
 ) -> None:

@@ -34,9 +34,7 @@ Choices the seed leaves open, made here:
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import stat
 import time
 from collections.abc import Callable
@@ -50,7 +48,6 @@ from flower.core.ephemeral import is_ephemeral
 from flower.core.lang import EN, current
 from flower.core.redact import current as current_redactor
 from flower.core.redact import watch
-from flower.core.workbench import atomic_write, keep_out_of_git
 from flower.stores.expire import CMD_CHARS as CMD_CHARS
 from flower.stores.expire import EXPIRED_TEXT as EXPIRED_TEXT
 from flower.stores.expire import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
@@ -68,6 +65,7 @@ from flower.stores.mask import (
 )
 from flower.stores.report import trim_report as trim_report
 from flower.stores.scan import Scan, ScanningStrings, scan
+from flower.stores.spill_folder import SpillFolder
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.statements import key_of
 from flower.stores.transcript import Entry, counted_results, text_length, tool_uses
@@ -88,8 +86,6 @@ MEMO_ENTRIES = 50_000
 #: (kind, name, length, hash of the text, English?); for one redactor (a new one, with
 #: other secrets to hide, forgets them all).
 _MemoKey = tuple[str, str, int, int, bool]
-#: What a spill file's name may not hold (a tool call id is the API's, or a transcript's).
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 #: Text blocks shorter than this stay in place: a pointer would not be shorter.
 SMALL_TEXT = 200
 #: How much of a spilled result the pointer quotes.
@@ -145,7 +141,6 @@ class TrimmingSessionStore(SqliteSessionStore):
         self.mask = mask if mask is not None else MaskPolicy()
         self.now: Callable[[], float] = time.time
         self.last_report: dict[str, int] = {}
-        self._checked_folder: str | None = None
         self._spilled: dict[_MemoKey, tuple[str, str]] = {}
         self._redactor = current_redactor()
         self._english = current() == EN  # the language now; each load looks again
@@ -160,12 +155,13 @@ class TrimmingSessionStore(SqliteSessionStore):
                 f"TrimPolicy.spill_dirname {self.policy.spill_dirname!r} leaves the workspace "
                 f"{self.workspace}: use a folder inside it, such as '.flower/spill'"
             )
+        self._folder = SpillFolder(self.workspace, self.policy.spill_dirname)
         watch(workspace=self.workspace)  # its .env holds secrets to redact too
         super().__init__(path)
 
     @property
     def spill_dir(self) -> Path:
-        return (self.workspace / self.policy.spill_dirname).resolve()
+        return self._folder.path
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         return await self._in_thread(self._load_view, key)
@@ -253,7 +249,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         """What spilling needs, looked up once per pass, not per result (each looks at
         files: the spill folder's links, the watched ``.env`` files, the language saved
         by ``flower setup``)."""
-        self._checked_folder = None
+        self._folder.forget()
         redactor = current_redactor()
         if redactor is not self._redactor:  # other secrets: what was spilled is redone
             self._spilled.clear()
@@ -354,7 +350,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         hit = self._recall(key)
         if hit is not None:
             return hit[0]
-        path = self._write_spill(spill_name(body), self._redactor.redact(body))
+        path = self._folder.write(spill_name(body), self._redactor.redact(body))
         line = placeholder(len(body), path, self._english)
         self._remember(key, line, path)
         return line
@@ -374,7 +370,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         hit = self._spilled.get(key)
         if hit is None:
             return None
-        self._spill_folder()  # the folder's links, once per load
+        self._folder.check()  # the folder's links, once per load
         try:
             if stat.S_ISREG(os.lstat(hit[1]).st_mode):
                 return hit
@@ -432,7 +428,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         if hit is not None:
             return hit[0]
         body = self._redactor.redact(original)  # the file and the head alike
-        path = self._write_spill(name, body)
+        path = self._folder.write(name, body)
         # the first lines of a prefix: enough for HEAD_CHARS (a separator is at most 2
         # characters), without splitting all of a large result into lines
         head = "\n".join(body[: 4 * HEAD_CHARS].splitlines()[:HEAD_LINES])[:HEAD_CHARS]
@@ -451,60 +447,3 @@ class TrimmingSessionStore(SqliteSessionStore):
             f"[较早的工具输出({len(body)} 字符)已移出上下文,原文完整保存在 {path} ,"
             f"需要时读取该文件。开头:\n{head}\n…]"
         )
-
-    def _write_spill(self, name: str, body: str) -> Path:
-        """Write ``body`` under the spill folder, whole or not at all.
-
-        The folder is checked again at every load, before its first file: the agent works
-        in the workspace and may have made ``.flower`` or ``spill`` a link since the store
-        was built. (Checked once per load, not per file: a load of a long session spills
-        hundreds of results, and the check, a ``resolve`` and an ``lstat`` per folder on
-        the way, cost more than the rest of the load; the window is one load's
-        milliseconds, in a thread the agent's tools do not run in.)
-        """
-        data = body.encode("utf-8", "surrogatepass")
-        digest = hashlib.sha256(data).hexdigest()[:16]
-        safe = _UNSAFE.sub("_", name)[:80]
-        folder = self._spill_folder()
-        path = os.path.join(folder, f"{safe}-{digest}.txt")
-        try:
-            if stat.S_ISREG(os.lstat(path).st_mode):
-                return Path(path)  # named by its content: already written
-        except FileNotFoundError:
-            pass
-        atomic_write(Path(path), body)
-        keep_out_of_git(Path(folder))
-        return Path(path)
-
-    def _spill_folder(self) -> str:
-        """The spill folder, made if missing; ``OSError`` if it resolves outside the
-        workspace or any folder on its way below the workspace is a symlink (even one
-        that stays inside: flower writes nothing through a link an agent could plant).
-        Checked once per load (:meth:`_look_around` forgets it)."""
-        checked = self._checked_folder
-        if checked is not None:
-            return checked
-        workspace = self.workspace.resolve()
-        folder = _inside(self.spill_dir, workspace)
-        _no_links(workspace, self.policy.spill_dirname)
-        if not folder.is_dir():
-            folder.mkdir(parents=True, exist_ok=True)
-            folder = _inside(self.spill_dir, workspace)  # a link may have appeared meanwhile
-            _no_links(workspace, self.policy.spill_dirname)
-        self._checked_folder = str(folder)
-        return self._checked_folder
-
-
-def _inside(folder: Path, workspace: Path) -> Path:
-    if not folder.is_relative_to(workspace):
-        raise OSError(f"the spill folder {folder} is outside the workspace {workspace}")
-    return folder
-
-
-def _no_links(workspace: Path, relative: str) -> None:
-    """``OSError`` when a folder of ``relative`` below ``workspace`` is a symlink."""
-    here = workspace
-    for part in Path(relative).parts:
-        here = here / part
-        if here.is_symlink():
-            raise OSError(f"{here} is a symlink: no spill file is written through it")
