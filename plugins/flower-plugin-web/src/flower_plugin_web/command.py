@@ -61,7 +61,8 @@ def run_web(
 
     ctx = click.get_current_context()
     names = ("workspace", "run_dir", "verbose", "workbench", "trim")
-    g = resolve_globals(ctx, **{name: params.get(name) for name in names})
+    given: dict[str, Any] = {name: params.get(name) for name in names}
+    g = resolve_globals(ctx, **given)
     wb = workbench_for(g.workspace, isolate=bool(params.get("isolate")))
     raise_fd_limit()  # the run and its page share the process's descriptors
     token = secrets.token_urlsafe(24)

@@ -31,7 +31,7 @@ import socket
 import struct
 import termios
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -162,14 +162,14 @@ class Gate:
         if self.conns.get(proto.client) is proto:
             del self.conns[proto.client]
 
-    def trust(self, scope: dict[str, Any]) -> None:
+    def trust(self, scope: MutableMapping[str, Any]) -> None:
         """The connection behind ``scope`` showed the token."""
         client = scope.get("client")
         proto = self.conns.get(tuple(client)) if client is not None else None
         if proto is not None:
             proto.trusted = True
 
-    def abort(self, scope: dict[str, Any]) -> bool:
+    def abort(self, scope: MutableMapping[str, Any]) -> bool:
         """Close the connection behind ``scope`` at once (a page that stopped reading)."""
         client = scope.get("client")
         proto = self.conns.get(tuple(client)) if client is not None else None

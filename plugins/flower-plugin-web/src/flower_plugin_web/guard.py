@@ -28,13 +28,13 @@ import hmac
 import ipaddress
 import json
 import socket
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-Scope = dict[str, Any]
-Message = dict[str, Any]
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
