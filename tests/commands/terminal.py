@@ -65,8 +65,14 @@ class Flower:
         os.killpg(os.getpgid(self.child.pid), signal.SIGKILL)
 
     def finish(self, timeout: float = 120) -> int:
-        """Wait for the end; the exit code (128+N for a signal)."""
-        self.child.expect(pexpect.EOF, timeout=timeout)
+        """Wait for the end; the exit code (128+N for a signal). A run that does not end
+        fails with what it printed last (pexpect's own message shows 100 raw bytes)."""
+        try:
+            self.child.expect(pexpect.EOF, timeout=timeout)
+        except pexpect.TIMEOUT:
+            raise AssertionError(
+                f"flower did not end within {timeout:g}s; it printed last:\n{self.text[-3000:]}"
+            ) from None
         self.child.close()
         if self.child.signalstatus is not None:
             return 128 + int(self.child.signalstatus)
