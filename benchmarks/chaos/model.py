@@ -57,19 +57,8 @@ def chaos_model(scripts: dict[str, Any]) -> Any:
         def _script(self, value: Any) -> None:
             pass
 
-        def start(self) -> str:
-            if self._httpd is not None:
-                return self.base_url
-            handler = type("_ChaosBound", (Handler,), {"model": self})
-            httpd = srv._Server((self._host, self._port), handler)
-            httpd.model = self
-            self._port = httpd.server_address[1]
-            self._httpd = httpd
-            self._thread = threading.Thread(
-                target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-            )
-            self._thread.start()
-            return self.base_url
+        def _handler_class(self) -> type[srv._Handler]:
+            return Handler
 
         def _decide(self, rec: Any) -> Any:
             _here.rec = rec

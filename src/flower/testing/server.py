@@ -216,7 +216,7 @@ class ScriptedModel:
         """Start serving (on the previous port after a :meth:`stop`) and return the base URL."""
         if self._httpd is not None:
             return self.base_url
-        handler = type("_BoundHandler", (_Handler,), {"model": self})
+        handler = type("_BoundHandler", (self._handler_class(),), {"model": self})
         httpd = _Server((self._host, self._port), handler)
         httpd.model = self
         self._port = httpd.server_address[1]
@@ -226,6 +226,10 @@ class ScriptedModel:
         )
         self._thread.start()
         return self.base_url
+
+    def _handler_class(self) -> type[_Handler]:
+        """What :meth:`start` serves with; a subclass may answer otherwise (benchmarks/chaos)."""
+        return _Handler
 
     def stop(self) -> None:
         """Stop serving; connections are refused until :meth:`start` (same port).
