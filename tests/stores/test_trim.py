@@ -219,16 +219,23 @@ def test_the_spill_folder_must_stay_inside_the_workspace(tmp_path: Path, workspa
         )
 
 
-async def test_a_link_planted_as_the_spill_folder_is_not_followed_out_of_the_workspace(
-    tmp_path: Path, workspace: Path
+@pytest.mark.parametrize(
+    ("link", "target"),
+    [(".flower/spill", "outside"), (".flower", "workspace/src")],
+    ids=["spill-to-outside", "flower-to-inside"],
+)
+async def test_a_link_planted_on_the_spill_path_is_never_written_through(
+    tmp_path: Path, workspace: Path, link: str, target: str
 ) -> None:
-    """The agent can write in the workspace: a ``.flower/spill`` link made after the store
-    was built must not carry spill files elsewhere. The result stays whole instead."""
-    outside = tmp_path / "outside"
-    outside.mkdir()
+    """The agent can write in the workspace: a link on the spill folder's path made after
+    the store was built must not carry spill files anywhere, out of the workspace or to
+    another folder inside it (it could point at a file the run keeps). The result stays
+    whole instead."""
+    there = workspace / "src" if target == "workspace/src" else tmp_path / target
+    there.mkdir()
     store = TrimmingSessionStore(tmp_path / "s.db", workspace, policy=TrimPolicy(keep_recent=0))
-    (workspace / ".flower").mkdir()
-    (workspace / ".flower" / "spill").symlink_to(outside)
+    (workspace / link).parent.mkdir(parents=True, exist_ok=True)
+    (workspace / link).symlink_to(there)
     t = Transcript()
     t.prompt("build")
     big = t.call("make build", "y" * 5000)
@@ -237,28 +244,7 @@ async def test_a_link_planted_as_the_spill_folder_is_not_followed_out_of_the_wor
     out = await store.load(KEY)
 
     assert out is not None and results(out)[big] == "y" * 5000
-    assert list(outside.iterdir()) == []
-    assert store.last_report == {"spill_failed": 1}
-
-
-async def test_a_link_that_stays_inside_the_workspace_is_not_written_through_either(
-    tmp_path: Path, workspace: Path
-) -> None:
-    """A link whose target is inside the workspace is refused too: flower writes nothing
-    through a link an agent could plant (it could point at a file the run keeps)."""
-    elsewhere = workspace / "src"
-    elsewhere.mkdir()
-    store = TrimmingSessionStore(tmp_path / "s.db", workspace, policy=TrimPolicy(keep_recent=0))
-    (workspace / ".flower").symlink_to(elsewhere)
-    t = Transcript()
-    t.prompt("build")
-    big = t.call("make build", "y" * 5000)
-    await store.append(KEY, copy.deepcopy(t.lines))
-
-    out = await store.load(KEY)
-
-    assert out is not None and results(out)[big] == "y" * 5000
-    assert list(elsewhere.iterdir()) == []
+    assert list(there.iterdir()) == []
     assert store.last_report == {"spill_failed": 1}
 
 
