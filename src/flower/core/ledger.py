@@ -197,52 +197,50 @@ def goal_met(runtime: Any, run_id: str | None = None) -> bool:
     return bool(rows) and rows[-1].get("state") == "achieved"
 
 
+#: The notes' words for a row, per language (the Chinese is the seed's, byte for byte).
+_ENTRY_WORDS: dict[str, dict[str, str]] = {
+    "zh": {
+        "round": "第 {n} 轮", "refused": "拦下 {state}", "at": "- 时间:", "thread": "- 谁:",
+        "session": "- 会话:", "none": "(无)", "wall": "- 墙的话:", "said": "- 人的原话:",
+        "judge": "- 裁判会话:{session} · 花费 ${cost:.4f}", "reason": "- 理由:",
+        "failed": "- 未通过:",
+    },
+    "en": {
+        "round": "round {n}", "refused": "refused {state}", "at": "- at: ",
+        "thread": "- thread: ", "session": "- session: ", "none": "(none)",
+        "wall": "- the wall said: ", "said": "- in their words: ",
+        "judge": "- judge's session: {session} · cost ${cost:.4f}", "reason": "- reason: ",
+        "failed": "- failed: ",
+    },
+}  # fmt: skip
+
+
 def entry(row: Mapping[str, Any]) -> str:
     """One row as the notes file shows it."""
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(row.get("at") or 0)))
-    if current() == EN:
-        return _entry_en(row, when)
-    head = f"## {row['step']} · 第 {row['round']} 轮 · "
+    english = current() == EN
+    w = _ENTRY_WORDS["en" if english else "zh"]
+    head = f"## {row['step']} · {w['round'].format(n=row['round'])} · "
+    session = row.get("session_id") or w["none"]
     if row["kind"] == "refusal":
         thread = row.get("said") or "main"
-        lines = [head + f"拦下 {row['state']}", "", f"- 时间:{when}", f"- 谁:{thread}"]
-        lines.append(f"- 会话:{row.get('session_id') or '(无)'}")
+        lines = [head + w["refused"].format(state=row["state"]), "", w["at"] + when]
+        lines += [w["thread"] + thread, w["session"] + session]
         if row.get("reason"):
-            lines.append(f"- 墙的话:{one_line(row['reason'], 300)}")
+            lines.append(w["wall"] + one_line(row["reason"], 300))
         return "\n".join(lines) + "\n"
     if row["kind"] == "override":
-        lines = [head + OVERRIDES.get(row["state"], row["state"]), "", f"- 时间:{when}"]
+        words = OVERRIDES_EN if english else OVERRIDES
+        lines = [head + words.get(row["state"], row["state"]), "", w["at"] + when]
         if row.get("said"):
-            lines.append(f"- 人的原话:{one_line(row['said'])}")
+            lines.append(w["said"] + one_line(row["said"]))
         return "\n".join(lines) + "\n"
-    lines = [head + STATE_WORDS.get(row["state"], row["state"]), "", f"- 时间:{when}"]
-    lines.append(f"- 裁判会话:{row.get('session_id') or '(无)'} · 花费 ${row['cost_usd']:.4f}")
+    words = STATE_WORDS_EN if english else STATE_WORDS
+    lines = [head + words.get(row["state"], row["state"]), "", w["at"] + when]
+    lines.append(w["judge"].format(session=session, cost=row["cost_usd"]))
     if row.get("reason"):
-        lines.append(f"- 理由:{one_line(row['reason'])}")
-    lines += [f"- 未通过:{one_line(check)}" for check in row.get("failed") or []]
-    return "\n".join(lines) + "\n"
-
-
-def _entry_en(row: Mapping[str, Any], when: str) -> str:
-    head = f"## {row['step']} · round {row['round']} · "
-    session = row.get("session_id") or "(none)"
-    if row["kind"] == "refusal":
-        thread = row.get("said") or "main"
-        lines = [head + f"refused {row['state']}", "", f"- at: {when}", f"- thread: {thread}"]
-        lines.append(f"- session: {session}")
-        if row.get("reason"):
-            lines.append(f"- the wall said: {one_line(row['reason'], 300)}")
-        return "\n".join(lines) + "\n"
-    if row["kind"] == "override":
-        lines = [head + OVERRIDES_EN.get(row["state"], row["state"]), "", f"- at: {when}"]
-        if row.get("said"):
-            lines.append(f"- in their words: {one_line(row['said'])}")
-        return "\n".join(lines) + "\n"
-    lines = [head + STATE_WORDS_EN.get(row["state"], row["state"]), "", f"- at: {when}"]
-    lines.append(f"- judge's session: {session} · cost ${row['cost_usd']:.4f}")
-    if row.get("reason"):
-        lines.append(f"- reason: {one_line(row['reason'])}")
-    lines += [f"- failed: {one_line(check)}" for check in row.get("failed") or []]
+        lines.append(w["reason"] + one_line(row["reason"]))
+    lines += [w["failed"] + one_line(check) for check in row.get("failed") or []]
     return "\n".join(lines) + "\n"
 
 
