@@ -409,3 +409,17 @@ def test_every_way_a_question_settles_has_its_own_line() -> None:
         "? LF?", "  -> question withdrawn",
         "! the agent asked an empty question",
     ]  # fmt: skip
+
+
+def test_a_pause_shows_no_empty_words_and_going_on_with_nothing_says_so() -> None:
+    """Ctrl-C while a session runs: the pause's own event (no words yet) adds nothing to
+    the prompt asking for them; Enter with no words says the agent goes on as it was."""
+
+    def shown(payload: dict[str, Any]) -> str:
+        out = io.StringIO()
+        Renderer(Terminal(out))(Event("interrupt", payload, step="干活"))
+        return out.getvalue()
+
+    assert shown({"said": None, "session_id": "s", "paused": True}) == ""
+    assert "going on, nothing added" in shown({"said": "", "session_id": "s"})
+    assert "told the agent: use tabs" in shown({"said": "use tabs", "session_id": "s"})

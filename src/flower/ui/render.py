@@ -502,7 +502,10 @@ class Renderer:
         )
 
     def _interrupt(self, p: dict[str, Any], step: str | None) -> None:
-        self._say(f"-> told the agent: {one_line(p.get('said') or '', 300)}", "magenta")
+        if p.get("paused"):  # the stop itself: the prompt asking for words is on screen
+            return
+        said = one_line(p.get("said") or "", 300)
+        self._say(f"-> told the agent: {said}" if said else "-> going on, nothing added", "magenta")
 
     def _result(self, p: dict[str, Any], step: str | None) -> None:
         self.cost += float(p.get("cost_usd") or 0)
