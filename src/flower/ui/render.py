@@ -502,10 +502,11 @@ class Renderer:
         )
 
     def _interrupt(self, p: dict[str, Any], step: str | None) -> None:
-        if p.get("paused"):  # the stop itself: the prompt asking for words is on screen
-            return
         said = one_line(p.get("said") or "", 300)
-        self._say(f"-> told the agent: {said}" if said else "-> going on, nothing added", "magenta")
+        # the pause itself (the prompt asking for words is on screen), or Enter with no
+        # words (the input line echoes "(going on with nothing added)"): nothing to add
+        if said:
+            self._say(f"-> told the agent: {said}", "magenta")
 
     def _result(self, p: dict[str, Any], step: str | None) -> None:
         self.cost += float(p.get("cost_usd") or 0)
