@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from flower.plugin_types import ErrorClass
 
 #: Stop at once: credentials, permissions, billing, a malformed request, the caller's
-#: own limits (max turns, max budget). Retrying any of these cannot help.
+#: own limits (max turns, max budget), a sandbox this machine cannot start. Retrying any
+#: of these cannot help.
 FATAL = re.compile(
     r"""
       \bHTTP\ (?:40[0-7]|41\d|42[0-8]|43\d|4[4-9]\d)\b   # 4xx except 408 timeout, 429 rate limit
@@ -33,6 +34,7 @@ FATAL = re.compile(
     | \berror_max_(?:turns|budget_usd|structured_output_retries)\b
     | could\ not\ resolve\ authentication | missing\ api\ key | no\ api\ key
     | \bCLINotFoundError\b | Claude\ Code\ not\ found
+    | sandbox\ cannot\ start | sandbox\ (?:is\ )?(?:required\ but\ )?unavailable
     """,
     re.IGNORECASE | re.VERBOSE,
 )

@@ -31,11 +31,13 @@ from flower.commands.options import (
     check_rounds,
     check_timeout,
     check_window,
+    sandbox_options,
     with_globals,
 )
 from flower.commands.words import NEW, whole_ask
 
 if TYPE_CHECKING:
+    from flower.commands.options import SandboxChoice
     from flower.core.budget import BudgetReached
 
 #: (the explanation, the short prompt): the line editor keeps a prompt to half the width.
@@ -78,6 +80,7 @@ _NEW = "Do not continue: archive the last brief, goal and lineage, start over."
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option("--no-bequest", is_flag=True, help=_NO_BEQUEST)
 @budget_option
+@sandbox_options
 def go(
     ask: tuple[str, ...],
     g: Globals,
@@ -95,6 +98,7 @@ def go(
     force: bool,
     no_bequest: bool,
     budget: float | None,
+    sandbox: SandboxChoice,
 ) -> None:
     """Clarify the request, set a goal with checks, work until an independent judge agrees.
 
@@ -137,6 +141,7 @@ def go(
             handoff=not no_handoff,
             trim=not no_trim,
             force=force,
+            sandbox=sandbox,
         )
     except BudgetReached as stop:
         code = budget_stopped(stop, g, "flower")

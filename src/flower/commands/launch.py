@@ -21,7 +21,7 @@ from flower.commands import EXIT_OK, EXIT_QUIT, EXIT_USAGE
 from flower.commands.session import Outcome, Session, print_error
 
 if TYPE_CHECKING:
-    from flower.commands.options import Globals
+    from flower.commands.options import Globals, SandboxChoice
     from flower.core.runtime import Runtime
     from flower.workflow.base import Workflow
 
@@ -37,14 +37,35 @@ def make_view(g: Globals) -> tuple[Any, Any, bool]:
     return terminal, renderer, interactive
 
 
-def open_runtime(g: Globals, terminal: Any, interactive: bool, **policies: Any) -> Runtime | None:
+def open_runtime(
+    g: Globals,
+    terminal: Any,
+    interactive: bool,
+    *,
+    sandbox: SandboxChoice | None = None,
+    bash: bool = True,
+    **policies: Any,
+) -> Runtime | None:
     """The Runtime, or ``None`` after printing why not. Missing credentials on a terminal
     start the interactive setup once, then try again; a setup ended with Ctrl-C exits
     130 at once (setup said it in one line), one that saved no usable key returns
-    ``None`` without the long "no credentials" paragraph after setup's own line."""
+    ``None`` without the long "no credentials" paragraph after setup's own line.
+
+    ``sandbox`` (the command's flags) becomes the Runtime's policy; when the agents will
+    have Bash (``bash``), a sandbox this machine cannot start is refused here, in one
+    line, before the run folder or the store exists (``core/sandbox.py``)."""
     from flower.core.credentials import MissingCredentials
     from flower.core.runtime import Runtime
 
+    if sandbox is not None:
+        from flower.core.sandbox import problem
+
+        policy = sandbox.policy()
+        why = problem() if bash and policy.enabled else None
+        if why:
+            print_error(why)
+            return None
+        policies["sandbox"] = policy
     for attempt in (1, 2):
         try:
             return Runtime(workspace=g.workspace, run_dir=g.run_dir, **policies)
@@ -104,6 +125,7 @@ def launch_starter(
     handoff: bool,
     trim: bool,
     force: bool = False,
+    sandbox: SandboxChoice | None = None,
 ) -> int:
     """``flower go``: build the starter flow for ``ask`` and drive it."""
     from flower.commands.startup import unwritable_workspace
@@ -120,7 +142,9 @@ def launch_starter(
     # a small one keeps a quarter free for the handoff instead of the default 50,000
     sized = {"window": window, "headroom": min(50_000, window // 4)} if window else {}
     policy = HandoffPolicy(enabled=handoff, **sized)
-    rt = open_runtime(g, terminal, interactive, trim=TrimPolicy(enabled=trim), handoff=policy)
+    rt = open_runtime(
+        g, terminal, interactive, sandbox=sandbox, trim=TrimPolicy(enabled=trim), handoff=policy
+    )
     if rt is None:
         return EXIT_USAGE
     with ExitStack() as held:

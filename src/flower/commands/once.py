@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from flower.commands import EXIT_USAGE
-from flower.commands.options import Globals, with_globals
+from flower.commands.options import Globals, SandboxChoice, sandbox_options, with_globals
 
 if TYPE_CHECKING:
     from flower.core.runtime import Runtime
@@ -71,6 +71,7 @@ STEP = "once"
 )
 @click.option("--model", help="Model name (default: the CLI's).")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Stop after this many turns.")
+@sandbox_options
 def once(
     ask: tuple[str, ...],
     resume: str | None,
@@ -82,6 +83,7 @@ def once(
     model: str | None,
     max_turns: int | None,
     g: Globals,
+    sandbox: SandboxChoice,
 ) -> None:
     """One agent, one step, no workflow: flower once "fix the failing test".
 
@@ -113,7 +115,10 @@ def once(
         permission_mode=permission_mode,
     )
     terminal, renderer, interactive = make_view(g)
-    rt = open_runtime(g, terminal, interactive, workbench=bool(g.workbench), trim=bool(g.trim))
+    rt = open_runtime(
+        g, terminal, interactive, sandbox=sandbox, bash="Bash" in allowed,
+        workbench=bool(g.workbench), trim=bool(g.trim),
+    )  # fmt: skip
     if rt is None:
         sys.exit(EXIT_USAGE)
     try:

@@ -216,6 +216,54 @@ def budget_option(command: F) -> F:
     )(command)
 
 
+#: ``--no-sandbox`` / ``--allow-net`` (``core/sandbox.py``), spelled here so that building the
+#: command line does not import the sandbox's machinery.
+NO_SANDBOX_HELP = (
+    "Run Bash without the CLI's sandbox (also FLOWER_SANDBOX=0): commands then have all the"
+    " rights of your account."
+)
+ALLOW_NET_HELP = (
+    "A host sandboxed commands may reach (repeatable; also FLOWER_ALLOW_NET=a,b), e.g."
+    " pypi.org; without it they have no network."
+)
+
+
+@dataclass(frozen=True)
+class SandboxChoice:
+    """What the sandbox flags said: ``off`` (``--no-sandbox``) and the hosts allowed."""
+
+    off: bool = False
+    allow_net: tuple[str, ...] = ()
+
+    def policy(self) -> Any:
+        """The Runtime's ``Sandbox`` for these flags and the environment; a bad host is a
+        one-line usage error."""
+        from flower.core.sandbox import Sandbox
+
+        try:
+            return Sandbox.resolve(False if self.off else None, allow_net=self.allow_net)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--allow-net") from None
+
+
+def sandbox_options(command: F) -> F:
+    """``--no-sandbox`` and ``--allow-net HOST`` on a command that runs agents; the command
+    gets one ``sandbox: SandboxChoice`` argument instead of the two values."""
+
+    @functools.wraps(command)
+    def chosen(*args: Any, **kwargs: Any) -> Any:
+        kwargs["sandbox"] = SandboxChoice(
+            bool(kwargs.pop("no_sandbox", False)), tuple(kwargs.pop("allow_net", ()) or ())
+        )
+        return command(*args, **kwargs)
+
+    with_net = click.option(
+        "--allow-net", multiple=True, metavar="HOST", default=(), help=ALLOW_NET_HELP
+    )
+    off = click.option("--no-sandbox", is_flag=True, default=False, help=NO_SANDBOX_HELP)
+    return off(with_net(chosen))  # type: ignore[return-value]
+
+
 def check_window(value: int | None) -> int | None:
     if value is not None and value < MIN_WINDOW:
         raise click.BadParameter(
@@ -231,6 +279,7 @@ __all__ = [
     "BUDGET_HELP",
     "MIN_WINDOW",
     "Globals",
+    "SandboxChoice",
     "budget_option",
     "check_asks",
     "check_budget",
@@ -240,5 +289,6 @@ __all__ = [
     "global_options",
     "reading_globals",
     "resolve_globals",
+    "sandbox_options",
     "with_globals",
 ]

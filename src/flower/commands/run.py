@@ -18,7 +18,14 @@ from typing import Any
 import click
 
 from flower.commands import EXIT_USAGE
-from flower.commands.options import FORCE_HELP, Globals, budget_option, with_globals
+from flower.commands.options import (
+    FORCE_HELP,
+    Globals,
+    SandboxChoice,
+    budget_option,
+    sandbox_options,
+    with_globals,
+)
 
 
 @click.command(name="run")
@@ -26,11 +33,13 @@ from flower.commands.options import FORCE_HELP, Globals, budget_option, with_glo
 @click.argument("target")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @budget_option
+@sandbox_options
 def run(
     target: str,
     g: Globals,
     force: bool,
     budget: float | None,
+    sandbox: SandboxChoice,
 ) -> None:
     """Run your own workflow: flower run flows.py:main (or package.module:main)."""
     workflow = load_workflow(target)
@@ -39,7 +48,10 @@ def run(
     from flower.core.budget import Budget, BudgetReached
 
     terminal, renderer, interactive = make_view(g)
-    rt = open_runtime(g, terminal, interactive, workbench=bool(g.workbench), trim=bool(g.trim))
+    rt = open_runtime(  # whether its agents have Bash is known only as each step starts
+        g, terminal, interactive, sandbox=sandbox, bash=False,
+        workbench=bool(g.workbench), trim=bool(g.trim),
+    )  # fmt: skip
     if rt is None:
         sys.exit(EXIT_USAGE)
     if budget is not None:  # else the run's kept cap, if any (core/budget.py)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -288,6 +289,8 @@ def build_options(
     prelude: str = "",
     workbench: Workbench | None = None,
     spill_threshold: int | None = 4000,
+    protected: Iterable[Path] | None = None,
+    sandbox: Mapping[str, Any] | None = None,
 ) -> ClaudeAgentOptions:
     """Compile ``spec`` into ``ClaudeAgentOptions``; the Runtime calls this for every attempt.
 
@@ -324,9 +327,12 @@ def build_options(
       ``CLAUDE.md`` travel with the project and still load. ``portable=False`` loads
       everything, as the bare CLI does.
 
-    Two keyword-only parameters extend the documented signature for the Runtime:
-    ``workbench`` (used only when ``spec.workbench`` is true) and ``spill_threshold``
-    (passed to the guards; ``None`` disables spilling).
+    Keyword-only parameters that extend the documented signature for the Runtime:
+    ``workbench`` (used only when ``spec.workbench`` is true), ``spill_threshold``
+    (passed to the guards; ``None`` disables spilling), ``protected`` (paths no Write,
+    Edit or NotebookEdit of any thread may touch: :func:`flower.core.guard.state_guard`,
+    installed before every other guard) and ``sandbox`` (the CLI's sandbox settings,
+    :mod:`flower.core.sandbox`; the Runtime sets it per session).
 
     Raises:
         ValueError: ``fork`` or ``resume_at`` without ``resume``; an unknown ``flush``;
@@ -337,7 +343,7 @@ def build_options(
     from claude_agent_sdk import ClaudeAgentOptions
 
     from flower.core.durable import CallLedger, durable_calls
-    from flower.core.guard import merge_hooks, wants_isolation
+    from flower.core.guard import merge_hooks, state_guard, wants_isolation
     from flower.core.walls import wall_for
     from flower.plugins import get_plugin_manager
     from flower.stores.transcript import MAX_FRAME_BYTES
@@ -379,6 +385,8 @@ def build_options(
         spec=spec, workbench=wb, spill_threshold=spill_threshold
     )
     hooks = merge_hooks(spec.hooks, *contributed)
+    if protected is not None:  # flower's own state, whatever the plugins contribute
+        hooks = merge_hooks({"PreToolUse": [state_guard(list(protected))]}, hooks)
     ledger = getattr(session_store, "calls", None)
     if isinstance(ledger, CallLedger):  # a call is in the store before it runs
         hooks = merge_hooks(durable_calls(ledger), hooks)
@@ -412,6 +420,7 @@ def build_options(
         setting_sources=["project"] if portable else None,
         strict_mcp_config=portable,
         max_buffer_size=MAX_FRAME_BYTES,  # a fork's copy of a big session is one line
+        sandbox=dict(sandbox) if sandbox is not None else None,  # type: ignore[arg-type]
     )
 
 

@@ -12,17 +12,21 @@ The SDK is imported inside the functions that need it, so ``import flower`` stay
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.core.agent import build_options
 from flower.core.budget import budget_for
 from flower.core.events import Event, EventCallback, emit, normalize
+from flower.core.guard import confine_guard, merge_hooks, wants_isolation
 from flower.core.lifeline import watch_new_clis
 from flower.core.refusals import Refusals
+from flower.core.sandbox import SandboxUnavailable, protected_paths, session_sandbox
 from flower.core.scope import SessionScopes
 from flower.plugin_types import SessionRequest
 from flower.stores.transcript import context_size
@@ -207,6 +211,11 @@ def cli_env(spec: AgentSpec, resilience: Resilience, handoff: HandoffPolicy) -> 
     return {k: v for k, v in extra.items() if k not in spec.env}
 
 
+def isolated_roles(spec: AgentSpec) -> frozenset[str]:
+    """The names of ``spec``'s workers that run in worktrees of their own."""
+    return frozenset(n for n, a in (spec.agents or {}).items() if wants_isolation(a))
+
+
 def extra_dirs(rt: Runtime, spec: AgentSpec) -> list[str] | None:
     """The workbench root when it lies outside the workspace and this agent uses it.
 
@@ -251,9 +260,11 @@ async def run_attempt(
         SystemMessage,
     )
 
+    protected = protected_paths(rt.run_dir, rt.workbench, rt.protected)
     options = build_options(
         spec,
         cwd=rt.workspace,
+        protected=protected,
         session_store=rt.store,
         resume=resume,
         fork=fork,
@@ -264,6 +275,19 @@ async def run_attempt(
         spill_threshold=rt.spill_threshold,
     )
     options.env = {**options.env, **cli_env(spec, rt.resilience, rt.handoff)}
+    isolated = isolated_roles(spec)
+    try:  # where its Bash runs (core/sandbox.py): refused here, before it is paid for
+        options.sandbox = session_sandbox(  # type: ignore[assignment]
+            rt.sandbox,
+            options.tools or (),  # type: ignore[arg-type]
+            workspace=rt.workspace,
+            protected=protected,
+            writable=[Path(d) for d in options.add_dirs],
+            environ={**os.environ, **options.env},
+            isolated=bool(isolated) and isolated == frozenset(spec.agents or ()),
+        )
+    except SandboxUnavailable as exc:
+        return Attempt(session_id=result.session_id if result else resume, error=str(exc))
     budget = budget_for(rt)  # the run's budget (core/budget.py): none left, no session;
     if budget is not None:  # else the CLI itself stops this one at what is left
         refused = budget.refusal()
@@ -276,6 +300,15 @@ async def run_attempt(
             emit(Event(kind, payload, step=step), on_event)
 
     refusals = Refusals(rt, step)
+    if isolated and options.sandbox is not None:  # what the sandbox cannot mount read-only
+        wb = rt.workbench
+        quarantine = (wb.root if wb is not None and wb.external else rt.run_dir) / "quarantine"
+
+        def moved(text: str) -> None:
+            emit(refusals.undone("Bash", text, got.session_id), on_event)
+
+        confine = confine_guard(rt.workspace, isolated, quarantine, on_moved=moved)
+        options.hooks = merge_hooks(options.hooks, confine)  # type: ignore[arg-type]
     #: Each thread's context as its latest reply reported it (None: the main thread; a
     #: subagent by the id of the Agent call it runs under), for the events of messages
     #: that carry no usage of their own (tool results, system notices).

@@ -23,12 +23,14 @@ __all__ = [
     "GLANCE_REASON_EN",
     "REFUSAL_MARKS",
     "SPILL_HEAD",
+    "confined_text",
     "delegate_text",
     "dispatch_text",
     "glance_reason",
     "missing_text",
     "remote_text",
     "spill_pointer",
+    "state_text",
     "stranger_text",
 ]
 
@@ -46,11 +48,15 @@ REFUSAL_MARKS: tuple[str, ...] = (
     "只在这台机器上干活",  # remote_text
     "它不能用任何工具",  # stranger_text
     "主线程不亲自动手",  # the delegate guard's text
+    "是 flower 自己的记录",  # state_text
+    "隔离的 worker 只在自己的 worktree 里写",  # confined_text
     "This is on purpose, not a gap in the configuration",  # missing_text (English)
     "hand work only to your own workers",  # dispatch_text
     "workers run only on this machine",  # remote_text
     "so it may use no tool at all",  # stranger_text
     "The main thread does not do the work itself",  # delegate_text
+    "is flower's own record",  # state_text
+    "An isolated worker writes only in its own worktree",  # confined_text
     "No such tool available",  # the CLI: a tool outside the session's tool set
 )
 
@@ -150,6 +156,36 @@ def delegate_text(tool: str, *, artifacts: str, glance: bool, why: str | None = 
     if why:
         text = f"这条命令不算只读查看:{why}。能改成只读的写法就自己重跑,否则派人。" + text
     return text
+
+
+def state_text(path: str) -> str:
+    """A write into flower's own state (the store, the frozen brief and goal, the ledger)."""
+    if _english():
+        return (
+            f"{path} is flower's own record of this run (its store, the frozen requirements"
+            " and goal, the judge's ledger): no agent may change it. Change the requirements"
+            " or the goal by saying so in your reply; write your own notes elsewhere."
+        )
+    return (
+        f"{path} 是 flower 自己的记录(会话库、冻结的需求和目标、裁判记录),任何 agent 都不能改。"
+        "要改需求或目标,在回复里说出来;自己的笔记写到别处。"
+    )
+
+
+def confined_text(names: list[str], moved_to: str, worktree: str) -> str:
+    """An isolated worker's command created ``names`` at the top of the shared checkout;
+    flower moved them to ``moved_to``."""
+    listed = ", ".join(names)
+    if _english():
+        return (
+            f"An isolated worker writes only in its own worktree ({worktree}). This command"
+            f" created {listed} in the shared checkout; flower moved it to {moved_to}. Do it"
+            " again inside your worktree, with paths relative to it."
+        )
+    return (
+        f"隔离的 worker 只在自己的 worktree 里写({worktree})。这条命令在共享的工作区里建了"
+        f" {listed},flower 已把它挪到 {moved_to}。在你自己的 worktree 里重做,路径相对于它。"
+    )
 
 
 def glance_reason() -> str:

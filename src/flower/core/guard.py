@@ -19,6 +19,7 @@ The SDK is imported lazily.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import stat
 import sys
@@ -28,7 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 from flower.core.deny import GLANCE_REASON as GLANCE_REASON  # re-exported
 from flower.core.deny import SPILL_HEAD as SPILL_HEAD  # re-exported
-from flower.core.deny import delegate_text, glance_reason, missing_text, spill_pointer
+from flower.core.deny import (
+    confined_text,
+    delegate_text,
+    glance_reason,
+    missing_text,
+    spill_pointer,
+    state_text,
+)
 from flower.core.workbench import SPILL_DIRNAME, keep_out_of_git
 
 if TYPE_CHECKING:
@@ -114,6 +122,38 @@ def whitelist_guard(allowed: list[str] | None, *, role: str = "这个角色") ->
         return {}
 
     return _matcher("|".join(banned), whitelist)
+
+
+# --- flower's own state ------------------------------------------------------------------
+
+#: The field each file-writing tool names its target in.
+_TARGET_FIELD = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}
+
+
+def state_guard(protected: list[Path]) -> HookMatcher:
+    """Keep Write, Edit and NotebookEdit of every thread out of ``protected`` (flower's
+    own state: the run folder, the frozen documents, the ledger, the spill folder).
+
+    The path is taken as the CLI would write it (relative to the call's ``cwd``) with its
+    links resolved, so a link planted in the workspace that points into the run folder is
+    refused too. Bash cannot reach these paths either: the sandbox mounts them read-only
+    (:mod:`flower.core.sandbox`).
+    """
+    guarded = [_resolve(p) or p for p in protected]
+
+    async def state(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        field_name = _TARGET_FIELD.get(str(data.get("tool_name") or ""))
+        target = (data.get("tool_input") or {}).get(field_name) if field_name else None
+        if not isinstance(target, str) or not target:
+            return {}
+        where = _from_cwd(target, data)
+        real = _resolve(where) or where
+        for path in guarded:
+            if real == path or path in real.parents:
+                return _deny(state_text(target))
+        return {}
+
+    return _matcher(WRITE_ONLY, state)
 
 
 # --- delegate ----------------------------------------------------------------------------
@@ -405,6 +445,69 @@ def isolate_guard(agents: dict[str, AgentDefinition], *, on_inject: Any = None) 
         }
 
     return _matcher("Agent", isolate)
+
+
+def confine_guard(
+    workspace: Path,
+    roles: frozenset[str],
+    quarantine: Path,
+    *,
+    on_moved: Callable[[str], None] | None = None,
+) -> dict[str, list[HookMatcher]]:
+    """Move out what an isolated worker's Bash left at the top of the shared checkout.
+
+    The sandbox mounts every existing entry of the checkout read-only for a session
+    whose workers all run in worktrees (:func:`flower.core.sandbox.checkout_entries`),
+    but the checkout's own folder stays writable (the worktrees and ``.git`` are below
+    it), so a command could still create a new file or folder there. PreToolUse notes
+    the entries before a worker's Bash (``roles``: the isolated ones); PostToolUse moves
+    any new one into ``quarantine/<time>/`` (nothing is deleted), tells the model with
+    ``additionalContext`` and calls ``on_moved(text)`` (the Runtime records a refusal).
+    """
+    before: dict[str, set[str]] = {}
+
+    def names() -> set[str]:
+        try:
+            return {entry.name for entry in os.scandir(workspace)}
+        except OSError:
+            return set()
+
+    async def note(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        if tool_use_id and data.get("agent_id") and data.get("agent_type") in roles:
+            before[tool_use_id] = names()
+        return {}
+
+    async def sweep(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen = before.pop(tool_use_id, None) if tool_use_id else None
+        new = sorted(names() - seen) if seen is not None else []
+        if not new:
+            return {}
+        import shutil
+        import time
+
+        place = quarantine / time.strftime("%Y%m%d-%H%M%S")
+        moved: list[str] = []
+        for name in new:
+            try:
+                place.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(workspace / name), str(place / name))
+                moved.append(name)
+            except OSError as exc:
+                print(f"flower: could not move {workspace / name} out: {exc}", file=sys.stderr)
+        text = confined_text(moved or new, str(place), str(data.get("cwd") or ""))
+        if on_moved is not None:
+            try:
+                on_moved(text)
+            except Exception as exc:  # reporting must not fail the tool
+                print(f"flower: confine_guard on_moved failed: {exc!r}", file=sys.stderr)
+        event = str(data.get("hook_event_name") or "PostToolUse")
+        return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+    return {
+        "PreToolUse": [_matcher("Bash", note)],
+        "PostToolUse": [_matcher("Bash", sweep)],
+        "PostToolUseFailure": [_matcher("Bash", sweep)],
+    }
 
 
 # --- assembling --------------------------------------------------------------------------

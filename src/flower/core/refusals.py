@@ -58,6 +58,13 @@ class Refusals:
         refused = {"tool": tool, "thread": thread, "reason": text}
         return Event("refused", refused, step=event.step)
 
+    def undone(self, tool: str, reason: str, session_id: str | None) -> Event:
+        """A subagent's call that ran but whose effect flower undid (the confine guard):
+        recorded as a refusal; the ``refused`` event to emit."""
+        self._record(tool, reason, "subagent", session_id)
+        refused = {"tool": tool, "thread": "subagent", "reason": reason}
+        return Event("refused", refused, step=self.step)
+
     def _record(self, tool: str, reason: str, thread: str, session_id: str | None) -> None:
         from flower.core.ledger import record, refusal_row
 

@@ -35,6 +35,7 @@ from flower.core.manifest import Manifest, manifest_row, mirror_step, new_run_id
 from flower.core.relay import hand_off
 from flower.core.resilience import Resilience, classify, endpoint
 from flower.core.result import KILLED, StepResult, stopped_by
+from flower.core.sandbox import Sandbox
 from flower.core.signals import DEFAULT_SIGNALS
 from flower.core.signals import rescue_on_signals as _rescue_on_signals
 from flower.core.step_events import ended, reset
@@ -75,6 +76,12 @@ class Runtime:
             no retries.
         handoff: A ``HandoffPolicy``, ``True`` for the defaults, ``False`` to never hand
             off (the CLI's auto-compact is then the only relief).
+        sandbox: Where Bash runs (:mod:`flower.core.sandbox`): a ``Sandbox``, ``False``
+            for no sandbox, ``True`` or ``None`` (the default) for the CLI's sandbox unless
+            ``FLOWER_SANDBOX=0``. Every session with Bash in some thread runs its commands
+            in it: writes in the workspace only, flower's state (:meth:`protect`) out of
+            reach, homes hidden, no network but ``allow_net``. Read after the ``.env``
+            files, so ``FLOWER_SANDBOX`` and ``FLOWER_ALLOW_NET`` may be set there.
 
     The session store is the one the ``flower_session_store`` hook returns: by default
     the pruning store at ``run_dir/sessions.db`` with the policies above;
@@ -114,6 +121,7 @@ class Runtime:
         spill_threshold: int | None = 4000,
         resilience: Resilience | bool = True,
         handoff: HandoffPolicy | bool = True,
+        sandbox: Sandbox | bool | None = None,
     ) -> None:
         self.workspace = Path(workspace).expanduser().absolute()
         if not self.workspace.is_dir():
@@ -147,6 +155,9 @@ class Runtime:
 
         read_dotenv(self.workspace)
         check_credentials()
+        self.sandbox = Sandbox.resolve(sandbox)
+        #: Paths no agent may write, beside the run's own state (``protect()``).
+        self.protected: set[Path] = set()
 
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if workbench is True:
@@ -240,6 +251,13 @@ class Runtime:
 
         tokens = run_sync(read)
         return int(tokens) if isinstance(tokens, int) and tokens > 0 else 0
+
+    def protect(self, *paths: str | Path) -> None:
+        """Keep every agent's hands off ``paths`` from the next session on: no Bash
+        command writes them (the sandbox), no Write or Edit reaches them (the state
+        wall). The workflow protects what it freezes (the brief, the goal, the ledger);
+        the run folder, the spill and archive folders and the run id always are."""
+        self.protected.update(Path(p).expanduser().absolute() for p in paths)
 
     def total_cost(self) -> float:
         """What this Runtime's finished steps cost, in USD (handoff rounds included)."""

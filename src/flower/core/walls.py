@@ -72,6 +72,8 @@ INHERITED_TOOLS: tuple[str, ...] = (
 #: Owned in the main thread by the whitelist / delegate guard (their texts, their glances).
 HANDS_ON: frozenset[str] = frozenset({"Bash", "Write", "Edit", "NotebookEdit"})
 MCP_PREFIX = "mcp__"
+#: Why a worker's Bash runs without a prompt (the allow decision's reason).
+WORKER_BASH = "the worker's role lists Bash; flower's sandbox bounds what it can reach"
 
 
 def canonical(tool: str) -> str:
@@ -143,6 +145,24 @@ class ToolWall:
             return self._dispatch_refusal(data.get("tool_input") or {})
         return None
 
+    def approves(self, data: Mapping[str, Any]) -> bool:
+        """Whether this call runs without a permission prompt: a subagent's Bash when its
+        definition lists Bash.
+
+        The CLI asks for approval of any Bash command it does not judge harmless
+        (``python3 w.py``, ``python3 -m pytest``, ``bash -c …``, anything with a
+        variable), and in an unattended run nobody answers, so the command is refused
+        ("This command requires approval"). ``allowed_tools`` approves a tool for the
+        main thread only when it names it, and naming Bash there would approve the
+        coordinator's own Bash too. So the wall answers "allow" for exactly the threads
+        whose role lists Bash; what such a command can reach is the sandbox's business
+        (:mod:`flower.core.sandbox`), not a list of harmless commands.
+        """
+        if not data.get("agent_id") or canonical(str(data.get("tool_name") or "")) != "Bash":
+            return False
+        allowed = self.workers.get(str(data.get("agent_type") or ""))
+        return allowed is not None and "Bash" in allowed
+
     def _dispatch_refusal(self, tool_input: Mapping[str, Any]) -> str | None:
         wanted = tool_input.get("subagent_type") or "general-purpose"
         if not isinstance(wanted, str) or wanted not in self.workers:
@@ -186,18 +206,20 @@ def wall_for(spec: AgentSpec) -> ToolWall:
 
 
 def tool_wall(wall: ToolWall) -> HookMatcher:
-    """The PreToolUse hook that holds ``wall`` in every thread (matcher: every tool)."""
+    """The PreToolUse hook that holds ``wall`` in every thread (matcher: every tool):
+    "deny" for what the thread's role does not list, "allow" for a worker's Bash
+    (:meth:`ToolWall.approves`), no opinion otherwise."""
     from claude_agent_sdk import HookMatcher
 
     async def wall_hook(data: Any, tool_use_id: str | None, context: Any) -> Any:
         reason = wall.refusal(data)
-        if reason is None:
+        if reason is None and not wall.approves(data):
             return {}
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": reason,
+                "permissionDecision": "deny" if reason is not None else "allow",
+                "permissionDecisionReason": reason if reason is not None else WORKER_BASH,
             }
         }
 

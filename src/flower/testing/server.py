@@ -381,8 +381,9 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "flower-scripted-model/1"
 
-    def logmessage_for(self, format: str, *args: Any) -> None:
-        pass
+    def log_message(self, format: str, *args: Any) -> None:
+        """No access log: BaseHTTPRequestHandler would print a line per request to stderr,
+        over the run view of whoever drives the model (the demo's terminal, a test's)."""
 
     def do_HEAD(self) -> None:
         self._json(200, {})

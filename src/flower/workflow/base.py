@@ -184,6 +184,22 @@ class Workflow:
                 f" lineage), repeated: {', '.join(twice)}"
             )
 
+    def _protect(self, runtime: Runtime) -> None:
+        """What flower writes for this workflow and no agent may: the judge ledger's notes
+        and the channel's question log (the frozen documents protect themselves as they
+        are loaded or frozen, ``workflow/frozen.py``)."""
+        from flower.core.ledger import LEDGER_NAME
+
+        protect = getattr(runtime, "protect", None)
+        if protect is None:
+            return
+        workbench = self.workbench or getattr(runtime, "workbench", None)
+        if workbench is not None:
+            protect(workbench.notes / LEDGER_NAME)
+        log = getattr(self.channel, "log_path", None)
+        if log:
+            protect(log)
+
     async def run(
         self,
         runtime: Runtime,
@@ -234,6 +250,7 @@ class Workflow:
         if self.workbench is not None:
             self.workbench.ensure()
             runtime.workbench = self.workbench
+        self._protect(runtime)
         outer_ctx, runtime.ctx = getattr(runtime, "ctx", None), ctx
         outcome = _Outcome(runtime if lineage is not None else None)
         try:

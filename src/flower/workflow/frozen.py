@@ -59,6 +59,9 @@ def frozen_step(
     """
 
     def load_into(ctx: Ctx, doc: Document) -> None:
+        protect = getattr(ctx.get("_runtime"), "protect", None)
+        if protect is not None:  # frozen: no agent writes it from now on
+            protect(path)
         ctx[key] = doc
         ctx[name] = doc.prompt_block()
         if on_loaded is not None:
