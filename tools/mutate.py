@@ -99,6 +99,8 @@ TESTS: dict[str, list[str]] = {
     ],
     "src/flower/ui/sanitize.py": ["tests/ui/test_sanitize.py"],
     "src/flower/ui/render.py": ["tests/ui/test_render.py", "tests/ui/test_render_e2e.py"],
+    "src/flower/core/sandbox.py": ["tests/workers"],
+    "src/flower/core/walls.py": ["tests/guards/test_walls.py", "tests/workers"],
 }
 
 #: Operators kept (regular expressions matched against cosmic-ray's operator names).

@@ -54,6 +54,7 @@ def test_agent_spec_defaults() -> None:
         "glance",
         "workbench",
         "delegate_only",
+        "read_only",
     ]
     assert spec.allowed_tools == ["Read", "Glob", "Grep"]
     assert spec.allowed_tools is not AgentSpec("b", "").allowed_tools
@@ -62,6 +63,7 @@ def test_agent_spec_defaults() -> None:
     assert (spec.agents, spec.hooks, spec.compact) == (None, None, None)
     assert spec.permission_mode == "default"
     assert (spec.glance, spec.workbench, spec.delegate_only) == (False, True, False)
+    assert spec.read_only is False
 
 
 # --- policies ----------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,49 @@ def project(tmp_path: Path, home: Path) -> Path:
     return ws
 
 
-def builder(outside: Path) -> list:
+class Site:
+    """A loopback HTTP server with one page, ``/ok.txt``, for the allowed-host check."""
+
+    BODY = "served-to-an-allowed-host"
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        body = self.BODY.encode()
+
+        class Page(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def fetch(self) -> str:
+        """A worker's fetch of the page, through the sandbox's proxy when there is one
+        (``--noproxy ''``: even for localhost, which the sandbox's NO_PROXY names)."""
+        return f"curl -sS -m 10 --noproxy '' http://localhost:{self.port}/ok.txt; echo ' fetched'"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def site() -> Iterator[Site]:
+    served = Site()
+    yield served
+    served.close()
+
+
+def builder(outside: Path, site: Site) -> list:
     """What the worker does, one command a turn, then its report."""
     pip = (
         f"PIP_DISABLE_PIP_VERSION_CHECK=1 {PY} -m pip install -q --no-index"
@@ -95,6 +138,7 @@ def builder(outside: Path) -> list:
         bash("git add calc.py test_calc.py run.py && git commit -q -m 'add calc'"),
         bash("git log --oneline -1"),
         bash(f"touch {outside}; echo outside=$?"),
+        bash(site.fetch()),
         text("done: calc.py with its test, 1 passed; committed"),
     ]
 
@@ -112,19 +156,20 @@ def test_a_worker_builds_tests_installs_and_commits(
     claude_home: Path,
     tmp_path: Path,
     sandboxed: bool,
+    site: Site,
 ) -> None:
     ws = project(tmp_path, claude_home)
     outside = tmp_path / "outside.txt"
     scripted_model.play(
         [
-            conversation("coder", *builder(outside), subagent=True),
+            conversation("coder", *builder(outside, site), subagent=True),
             S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
             S.goal_setter(),
             S.clarifier(ask=False),
             S.coordinator(S.DISPATCH, text(S.ROUND1)),
         ]
     )
-    flags = [] if sandboxed else ["--no-sandbox"]
+    flags = ["--allow-net", "localhost"] if sandboxed else ["--no-sandbox"]
     run = Flower(
         "-w", str(ws), "写个 calc", "--timeout", "0", "--no-bequest", *flags,
         cwd=tmp_path, env=clean_env(),
@@ -148,6 +193,7 @@ def test_a_worker_builds_tests_installs_and_commits(
     # the one write outside the workspace: refused in the sandbox, done without it
     assert any(f"outside={1 if sandboxed else 0}" in r for r in shown), shown
     assert outside.exists() is not sandboxed
+    assert any(f"{Site.BODY} fetched" in r for r in shown), shown  # --allow-net localhost
 
 
 class Listener:
@@ -183,10 +229,11 @@ class Listener:
 
 
 SSH_KEY = "SSH-KEY-OF-THE-USER-3f9c"
+FORGED_GOAL = "## 目标\nx\n## 判定清单\n- x"
 AWS_KEY = "AWS-SECRET-OF-THE-USER-77aa"
 
 
-def attacker(port: int, outside: Path) -> list:
+def attacker(port: int, outside: Path, site: Site) -> list:
     """A worker that goes for flower's state, the user's secrets, the network and a way
     out of the sandbox."""
     connect = f"{PY} -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 3)\""
@@ -196,9 +243,15 @@ def attacker(port: int, outside: Path) -> list:
         bash("cat ~/.ssh/id_ed25519 ~/.aws/credentials; echo cat=$?"),
         bash("echo key=${ANTHROPIC_API_KEY:-unset}"),
         bash(f"{connect} 2>/dev/null; echo net=$?"),
-        tool("Bash", {"command": f"touch {outside}; echo out=$?", "dangerouslyDisableSandbox": True}),
+        bash(site.fetch()),
+        tool(
+            "Bash", {"command": f"touch {outside}; echo out=$?", "dangerouslyDisableSandbox": True}
+        ),
         tool("Write", {"file_path": "runs/manifest.json", "content": "[]"}),
-        tool("Write", {"file_path": ".flower/notes/目标.md", "content": "## 目标\nx\n## 判定清单\n- x"}),
+        tool(
+            "Write",
+            {"file_path": ".flower/notes/目标.md", "content": "## 目标\nx\n## 判定清单\n- x"},
+        ),
         bash("ln -s runs/lineage.json link.json; echo linked=$?"),
         tool("Write", {"file_path": "link.json", "content": "{}"}),
         text("done"),
@@ -210,6 +263,7 @@ def test_a_worker_cannot_touch_flowers_state_the_users_secrets_or_the_network(
     claude_env: dict[str, str],
     claude_home: Path,
     tmp_path: Path,
+    site: Site,
 ) -> None:
     ws = tmp_path / "proj"
     ws.mkdir()
@@ -222,14 +276,16 @@ def test_a_worker_cannot_touch_flowers_state_the_users_secrets_or_the_network(
     try:
         scripted_model.play(
             [
-                conversation("coder", *attacker(listener.port, outside), subagent=True),
+                conversation("coder", *attacker(listener.port, outside, site), subagent=True),
                 S.judge("verdict-1", S.ROUND1, S.ACHIEVED),
                 S.goal_setter(),
                 S.clarifier(ask=False),
                 S.coordinator(S.DISPATCH, text(S.ROUND1)),
             ]
         )
-        run = Flower("-w", str(ws), "写个 hello.txt", "--timeout", "0", "--no-bequest", cwd=tmp_path)
+        run = Flower(
+            "-w", str(ws), "写个 hello.txt", "--timeout", "0", "--no-bequest", cwd=tmp_path
+        )
         assert run.finish(timeout=240) == 0, run.text[-3000:]
     finally:
         listener.close()
@@ -244,8 +300,11 @@ def test_a_worker_cannot_touch_flowers_state_the_users_secrets_or_the_network(
     assert "cat=1" in shown, shown
     assert "key=unset" in shown, shown
     assert "net=1" in shown and listener.accepted == 0, shown
+    assert f"{Site.BODY} fetched" not in shown and "deny network-outbound" in shown, shown
     assert not outside.exists() and "out=1" in shown, shown
-    refused = [r for r in results.values() if "flower's own record" in r or "flower 自己的记录" in r]
+    refused = [
+        r for r in results.values() if "flower's own record" in r or "flower 自己的记录" in r
+    ]
     assert len(refused) == 3, results  # manifest.json, 目标.md, and the link into runs/
     json_manifest = (ws / "runs" / "manifest.json").read_text()
     assert json_manifest.strip() != "[]"

@@ -55,7 +55,7 @@ NEW_PROMPT = ("What should the new piece of work be? (Ctrl-C quits)", "new > ")
 _ASKS = "Questions the agents may ask: -1 no limit, 0 none."
 _ROUNDS = "Total work rounds the judge may ask for."
 _NO_GOAL = "No goal and no judge: the work ends when the coordinator says so."
-_JUDGE_CAN_RUN = "Let the judge run commands (a harder verdict; Bash can write)."
+_JUDGE_CAN_RUN = "Let the judge run commands (a harder verdict; in the sandbox it cannot write)."
 _TIMEOUT = "Seconds a question waits; 0 = nobody is here, the agents decide and note why."
 _ISOLATE = "Each worker task in its own git worktree (needs git with a commit)."
 _WINDOW = "Context window in tokens (default: what the CLI reports for the model in use)."

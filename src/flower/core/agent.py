@@ -253,6 +253,8 @@ class AgentSpec:
             prompt, spilling, the index refresh).
         delegate_only: The main thread may not use Bash/Write/Edit/NotebookEdit: it
             delegates to subagents, which still can.
+        read_only: The role changes nothing: its Bash runs in a sandbox whose workspace
+            is read-only (a judge allowed to run the checks), :mod:`flower.core.sandbox`.
     """
 
     name: str
@@ -272,6 +274,7 @@ class AgentSpec:
     glance: bool = False
     workbench: bool = True
     delegate_only: bool = False
+    read_only: bool = False
 
 
 def build_options(

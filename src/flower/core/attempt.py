@@ -285,6 +285,7 @@ async def run_attempt(
             writable=[Path(d) for d in options.add_dirs],
             environ={**os.environ, **options.env},
             isolated=bool(isolated) and isolated == frozenset(spec.agents or ()),
+            read_only=spec.read_only,
         )
     except SandboxUnavailable as exc:
         return Attempt(session_id=result.session_id if result else resume, error=str(exc))

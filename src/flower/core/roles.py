@@ -362,14 +362,14 @@ def judge(
 
     Tools: the channel's ask tool, Read, Glob, Grep, and Bash when ``can_run``; nothing
     else, in its own thread or any other: it starts no subagent (no Agent, Skill or
-    Workflow), so nothing can edit on its behalf (the tool wall). ``can_run`` is a
-    trade: a harder verdict (it can run the acceptance commands) at the price of a judge
-    that could change the workspace, since Bash can write files. Leave it off for a
-    strictly neutral verdict.
+    Workflow), so nothing can edit on its behalf (the tool wall). ``can_run`` gives
+    a harder verdict (it can run the acceptance commands); its Bash runs in the sandbox
+    with the workspace read-only (``read_only``), so it cannot change what it judges.
+    With the sandbox off (``FLOWER_SANDBOX=0``) nothing stops that Bash from writing.
     """
     tools = channel_tools(channel, inbox=False) + list(LOOK_TOOLS) + (["Bash"] if can_run else [])
     return _asker(
-        name, rules_for("judge"), instructions, tools, channel,
+        name, rules_for("judge"), instructions, tools, channel, read_only=True,
         model=model, effort=effort, max_turns=max_turns, max_budget_usd=max_budget_usd,
     )  # fmt: skip
 

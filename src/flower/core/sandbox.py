@@ -10,9 +10,9 @@ through ``ClaudeAgentOptions(sandbox=...)``:
 - **Writes**: the workspace and the CLI's temporary folder (plus the workbench when it
   lives outside the workspace, and any ``add_dirs``); never flower's own state: the run
   folder (``runs/``: the store, the manifest, the lineage), the frozen documents, the run
-  id, the spill and archive folders (:meth:`Sandbox.settings`' ``protected``). A role that
-  has no write tool in any thread (a judge given Bash) writes nothing through Bash
-  either: its workspace is read-only.
+  id, the spill and archive folders (:meth:`Sandbox.settings`' ``protected``). A
+  ``read_only`` role (a judge given Bash) writes nothing through Bash either: its
+  workspace is read-only.
 - **Reads**: every home folder (``$HOME`` and the account's own) is hidden, so SSH keys,
   cloud credentials, the CLI's OAuth token and flower's saved key are out of reach,
   except an allow-list of toolchain folders (interpreters, package caches, git's
@@ -304,8 +304,6 @@ RUN_STATE: tuple[str, ...] = (
     "manifest.json", "lineage.json", "run.lock", "outcome.json", "pending.json",
     "workspace-state.json",
 )  # fmt: skip
-#: Tools that change files; a role with none of them in any thread gets a read-only Bash.
-WRITE_TOOLS = frozenset({"Write", "Edit", "NotebookEdit"})
 
 
 def protected_paths(run_dir: Path, workbench: Any, extra: Iterable[Path] = ()) -> list[Path]:
@@ -366,14 +364,14 @@ def session_sandbox(
     writable: Iterable[Path],
     environ: Mapping[str, str],
     isolated: bool = False,
+    read_only: bool = False,
 ) -> dict[str, Any] | None:
     """The ``sandbox`` option of a session whose threads have ``tools`` (the CLI's tool
     set): ``None`` without Bash (nothing to confine) or with the sandbox off; a
-    read-only workspace when no thread has a write tool; the shared checkout's entries
+    read-only workspace for a ``read_only`` role; the shared checkout's entries
     read-only when every worker runs ``isolated`` in a worktree. Raises
     :class:`SandboxUnavailable` where it cannot start: never a silent unsandboxed run."""
-    have = set(tools)
-    if "Bash" not in have or not sandbox.enabled:
+    if "Bash" not in set(tools) or not sandbox.enabled:
         return None
     check(sandbox)
     confined = checkout_entries(_real(workspace)) if isolated else []
@@ -381,6 +379,6 @@ def session_sandbox(
         workspace=workspace,
         protected=[*protected, *confined],
         writable=writable,
-        read_only=not (have & WRITE_TOOLS),
+        read_only=read_only,
         environ=environ,
     )

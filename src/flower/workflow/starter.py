@@ -154,7 +154,8 @@ def starter_flow(
         goal: Set a goal and judge every round (``False``: the work step ends when the
             coordinator says so).
         rounds: Total work rounds the judge may send back (1 or more).
-        judge_can_run: Let the judge run commands (a harder verdict; Bash can write).
+        judge_can_run: Let the judge run commands (a harder verdict; its Bash runs with the
+            workspace read-only in the sandbox).
         max_asks: Most questions the agents may ask (``None``: no limit; 0: none).
         timeout_s: How long a question waits (``None``: forever; ``<= 0``: nobody is
             here, questions settle at once and the agents decide and record why).
