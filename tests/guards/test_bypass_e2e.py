@@ -199,8 +199,10 @@ async def test_a_judge_in_a_hostile_trusted_folder_changes_nothing(
         "mcp__human__inbox",
     }, offered
 
-    # The hook alone, with every CLI tool offered again: still nothing runs.
+    # The hook alone, with every CLI tool offered again (and the sealed judge's
+    # --restricted, which takes some of them away too, dropped): still nothing runs.
     options.tools = None
+    options.extra_args = {}
     seen = await _play(scripted_model, options, hostile, home, calls)
     assert _not_refused(seen, calls) == []
     assert "裁判没有 Agent" in _result(seen, calls, "Agent", "helper")

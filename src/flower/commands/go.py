@@ -61,6 +61,10 @@ _ISOLATE = "Each worker task in its own git worktree (needs git with a commit)."
 _WINDOW = "Context window in tokens (default: what the CLI reports for the model in use)."
 _NO_BEQUEST = "When the run ends, leave CLAUDE.md and AGENTS.md alone (no note for the next tool)."
 _NEW = "Do not continue: archive the last brief, goal and lineage, start over."
+_RECOVER = (
+    "The run's store is gone: carry on from the copy flower kept outside the workspace"
+    " (budget, verdicts, frozen documents; the conversations start over)."
+)
 
 
 @click.command(name="go")
@@ -79,6 +83,7 @@ _NEW = "Do not continue: archive the last brief, goal and lineage, start over."
 @click.option("--no-trim", is_flag=True, help="Keep large old tool results whole when resuming.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option("--no-bequest", is_flag=True, help=_NO_BEQUEST)
+@click.option("--recover", is_flag=True, help=_RECOVER)
 @budget_option
 @sandbox_options
 def go(
@@ -97,6 +102,7 @@ def go(
     no_trim: bool,
     force: bool,
     no_bequest: bool,
+    recover: bool,
     budget: float | None,
     sandbox: SandboxChoice,
 ) -> None:
@@ -142,6 +148,7 @@ def go(
             trim=not no_trim,
             force=force,
             sandbox=sandbox,
+            recover=recover,
         )
     except BudgetReached as stop:
         code = budget_stopped(stop, g, "flower")

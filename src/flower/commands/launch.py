@@ -126,15 +126,21 @@ def launch_starter(
     trim: bool,
     force: bool = False,
     sandbox: SandboxChoice | None = None,
+    recover: bool = False,
 ) -> int:
-    """``flower go``: build the starter flow for ``ask`` and drive it."""
-    from flower.commands.startup import unwritable_workspace
+    """``flower go``: build the starter flow for ``ask`` and drive it. A run whose store
+    is gone stops in one line unless ``recover`` (``core/state_copy.py``)."""
+    from flower.commands.startup import lost_store, unwritable_workspace
     from flower.core.agent import HandoffPolicy
     from flower.stores.trim import TrimPolicy
 
     refusal = unwritable_workspace(g.workspace)  # before the run folder, store and lock
     if refusal is not None:
         print_error(refusal)
+        return EXIT_USAGE
+    lost = None if new else lost_store(g.workspace, g.run_dir, _bench(g, settings))
+    if lost is not None and not recover:  # never a silent reset of the budget or ledger
+        print_error(lost[1])
         return EXIT_USAGE
     terminal, renderer, interactive = make_view(g)
     _verbose(g, terminal)
@@ -151,6 +157,16 @@ def launch_starter(
         if not hold_run(g, held, rt, force=force):
             rt.close()
             return EXIT_USAGE
+        if lost is not None:
+            from flower.core.state_copy import recover as carry_over
+            from flower.core.state_copy import state_path
+
+            put = carry_over(rt.store, lost[0])
+            terminal.line(
+                f"recovered {put} record(s) of the run from {state_path(lost[0])};"
+                " its conversations start over",
+                "yellow",
+            )
         return _continue_starter(ask, g, settings, rt, terminal, renderer, interactive, new=new)
 
 
@@ -246,6 +262,13 @@ def drive(workflow: Workflow, rt: Runtime, terminal: Any, renderer: Any, interac
     with rt.rescue_on_signals():
         outcome = asyncio.run(run_and_collect())
     return outcome.code
+
+
+def _bench(g: Globals, settings: dict[str, Any]) -> Path:
+    """The starter flow's workbench root for these flags (where its run id is)."""
+    from flower.workflow import workbench_for
+
+    return workbench_for(g.workspace, isolate=bool(settings.get("isolate"))).root
 
 
 def _verbose(g: Globals, terminal: Any) -> None:

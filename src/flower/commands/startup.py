@@ -115,3 +115,27 @@ def session_elsewhere(rt: Runtime, session_id: str) -> str | None:
     except Exception:  # a hint on the way to an error: never the cause of another one
         return None
     return None
+
+
+def lost_store(workspace: Path, run_dir: Path, workbench_root: Path) -> tuple[str, str] | None:
+    """``(run id, one line)`` when this folder's run has lost its embedded store: the
+    lineage or the workbench names a run, flower kept its state outside the workspace
+    (``core/state_copy.py``), and ``run_dir/sessions.db`` is gone. ``None`` otherwise,
+    and always with ``FLOWER_STORE_URL`` set (a server's store is not a file to lose)."""
+    import os
+
+    from flower.core.lineage import continuing_run
+    from flower.core.runstate import marked_run
+    from flower.core.state_copy import load_state, state_path
+
+    if os.environ.get("FLOWER_STORE_URL") or (run_dir / "sessions.db").exists():
+        return None
+    run = continuing_run(run_dir, workspace) or marked_run(workbench_root)
+    if not run or not load_state(run):
+        return None
+    return run, (
+        f"this run's store {run_dir / 'sessions.db'} is gone, and with it the run's budget,"
+        f" verdicts and conversations; flower kept its budget, verdicts and frozen documents"
+        f" in {state_path(run)}: put the store back, or run again with --recover to carry"
+        " on from that copy (the conversations start over), or --new to start over"
+    )

@@ -268,6 +268,10 @@ def describe_judge(judge: dict[str, Any], *, simulated: bool = False) -> str:
     if refused:
         tools = ", ".join(f"{n} {tool}" for tool, n in sorted(refused.items()))
         walls = f"; walls refused {sum(refused.values())} call(s) ({tools})"
+    restored = judge.get("restored") or {}
+    if restored:
+        files = ", ".join(f"{name} x{n}" for name, n in sorted(restored.items()))
+        walls += f"; put back, changed outside flower: {files}"
     if not judge["reviewed"]:
         return line + "; never overruled" + walls
     kinds = {"accept": "accepted anyway", "change_goal": "goal changed"}

@@ -50,6 +50,11 @@ def plugin_dir(lang: str | None = None) -> Path:
     return english if (lang or current()) == EN and english.is_dir() else PLUGIN_DIR
 
 
+#: The CLI flag a sealed spec runs with (``AgentSpec.sealed``): no settings files, file
+#: tools confined to the working directories.
+SEALED_FLAG = "restricted"
+#: The CLI variable that keeps every ``CLAUDE.md`` (and what it imports) out of a session.
+SEALED_MEMORY = "CLAUDE_CODE_DISABLE_CLAUDE_MDS"
 #: Values ``session_store_flush`` accepts.
 FLUSH_MODES = ("eager", "batched")
 #: The smallest window the CLI accepts for ``CLAUDE_CODE_AUTO_COMPACT_WINDOW``.
@@ -255,6 +260,14 @@ class AgentSpec:
             delegates to subagents, which still can.
         read_only: The role changes nothing: its Bash runs in a sandbox whose workspace
             is read-only (a judge allowed to run the checks), :mod:`flower.core.sandbox`.
+        sealed: The role reads no instruction a worker could have written, and nothing
+            outside the workspace: the CLI runs it ``--restricted`` (no user, project or
+            local settings files, so no project hooks, agents, skills or permission
+            rules; Read, Glob and Grep confined to the workspace and ``add_dirs``) with
+            ``CLAUDE_CODE_DISABLE_CLAUDE_MDS=1`` (no ``CLAUDE.md``, ``AGENTS.md``,
+            ``.claude/rules`` or ``@`` imports) and without flower's plugin. What it
+            needs, flower hands it in the prompt. The judge, the clarifier, the oracle
+            and the bequest round are sealed; workers keep the project's memory.
     """
 
     name: str
@@ -275,6 +288,7 @@ class AgentSpec:
     workbench: bool = True
     delegate_only: bool = False
     read_only: bool = False
+    sealed: bool = False
 
 
 def build_options(
@@ -321,7 +335,10 @@ def build_options(
       ``session_store_flush``; ``resume`` -> ``resume``; ``fork`` -> ``fork_session``;
       ``resume_at`` (a transcript message uuid) -> ``resume_session_at``.
     - ``use_plugin`` -> ``plugins=[{"type": "local", "path": PLUGIN_DIR}]`` when that
-      folder exists (its English twin in English: :func:`plugin_dir`).
+      folder exists (its English twin in English: :func:`plugin_dir`) and the spec is
+      not ``sealed``.
+    - ``sealed`` -> ``extra_args={"restricted": None}`` and
+      ``CLAUDE_CODE_DISABLE_CLAUDE_MDS=1`` in ``env``.
     - ``portable=True`` -> ``setting_sources=["project"]`` and
       ``strict_mcp_config=True``: the run ignores this machine's user and local settings
       (``~/.claude/settings.json``, ``.claude/settings.local.json``: their hooks,
@@ -378,6 +395,8 @@ def build_options(
     env: dict[str, str] = {}
     if spec.compact is not None:
         env.update(spec.compact.env())
+    if spec.sealed:  # no CLAUDE.md, AGENTS.md, rules or @imports: a worker could write them
+        env[SEALED_MEMORY] = "1"
     env.update(spec.env)
     if session_store is not None and "CLAUDE_CONFIG_DIR" not in env:
         config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
@@ -395,7 +414,7 @@ def build_options(
         hooks = merge_hooks(durable_calls(ledger), hooks)
 
     plugins: list[Any] = []
-    if use_plugin and PLUGIN_DIR.is_dir():
+    if use_plugin and not spec.sealed and PLUGIN_DIR.is_dir():
         plugins.append({"type": "local", "path": str(plugin_dir())})
 
     return ClaudeAgentOptions(
@@ -424,6 +443,7 @@ def build_options(
         strict_mcp_config=portable,
         max_buffer_size=MAX_FRAME_BYTES,  # a fork's copy of a big session is one line
         sandbox=dict(sandbox) if sandbox is not None else None,  # type: ignore[arg-type]
+        extra_args={SEALED_FLAG: None} if spec.sealed else {},
     )
 
 

@@ -218,6 +218,9 @@ class Budget:
                 if callable(keep):
                     cap = None if self.cap == NO_CAP else self.cap
                     self._quietly(lambda: keep(self.run, cap, self.host), "keep the cap of")
+                    from flower.core.state_copy import save_state
+
+                    save_state(rt, self.run)  # the cap outside the workspace too
         return self
 
     # --- reading ------------------------------------------------------------------------
@@ -294,6 +297,11 @@ class Budget:
             )
             if kept:
                 self._unread += cost
+                owner = self._owner() if self._owner is not None else None
+                if owner is not None:  # the spend outside the workspace too (state_copy.py)
+                    from flower.core.state_copy import save_state
+
+                    save_state(owner, self.run)
             else:
                 self._lost += cost
             cap, spent = self.state()

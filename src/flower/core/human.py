@@ -145,6 +145,9 @@ class HumanChannel:
         self.timeout_s = timeout_s
         self.log_path = Path(log_path).expanduser().absolute() if log_path else None
         self.amend_path = Path(amend_path).expanduser().absolute() if amend_path else None
+        #: Called with the brief's path after each amendment, under the brief's lock (the
+        #: workflow keeps the amended brief as the frozen one: ``core/frozen_copy.py``).
+        self.on_amended: Callable[[Path], None] | None = None
         self.over_budget_text = over_budget_text
         self.timeout_text = timeout_text
         self.declined_text = declined_text
@@ -326,10 +329,13 @@ class HumanChannel:
             check_write(self.amend_path)  # no link in the workbench carries it elsewhere
             self.amend_path.parent.mkdir(parents=True, exist_ok=True)
             # the brief's lock: a step freezing the brief right now keeps this block
-            with locked(self.amend_path), self.amend_path.open("a", encoding="utf-8") as fh:
-                if _ends_mid_line(self.amend_path):  # keep a blank line before the block
-                    block = "\n" + block
-                fh.write(redact(block))  # one write: a reader never sees half a block
+            with locked(self.amend_path):
+                with self.amend_path.open("a", encoding="utf-8") as fh:
+                    if _ends_mid_line(self.amend_path):  # keep a blank line before the block
+                        block = "\n" + block
+                    fh.write(redact(block))  # one write: a reader never sees half a block
+                if self.on_amended is not None:  # under the lock: no check sees it half-kept
+                    self.on_amended(self.amend_path)
         except OSError as exc:
             self._error(f"could not append to {self.amend_path}: {exc}")
             return None

@@ -49,7 +49,9 @@ __all__ = [
     "override_row",
     "record",
     "refusal_row",
+    "restored_row",
     "rounds_ruled",
+    "run_id_of",
     "verdict_row",
 ]
 
@@ -115,6 +117,22 @@ def override_row(step: str, round_: int, choice: str, said: str) -> dict[str, An
     }
 
 
+def restored_row(step: str, name: str, reason: str) -> dict[str, Any]:
+    """A ledger row for a frozen document flower put back (``state``: the file name;
+    ``reason``: what had happened to it)."""
+    return {
+        "step": step,
+        "round": 0,
+        "kind": "restored",
+        "state": name,
+        "reason": reason,
+        "failed": [],
+        "cost_usd": 0.0,
+        "session_id": None,
+        "said": "",
+    }
+
+
 def refusal_row(
     step: str, round_: int, tool: str, reason: str, *, session_id: str | None, thread: str
 ) -> dict[str, Any]:
@@ -136,7 +154,7 @@ def refusal_row(
 def record(runtime: Any, row: Mapping[str, Any]) -> dict[str, Any]:
     """Stamp ``row`` with the run, workspace, host and time; add it to the store and to
     ``<notes>/判定记录.md``. Never raises; returns the stamped row."""
-    stamped = {**row, "run_id": _run_id(runtime), "at": time.time()}
+    stamped = {**row, "run_id": run_id_of(runtime), "at": time.time()}
     stamped["workspace"] = str(getattr(runtime, "workspace", "") or "")
     stamped["host"] = socket.gethostname()
     recorder = getattr(getattr(runtime, "store", None), "record_ruling", None)
@@ -152,6 +170,9 @@ def record(runtime: Any, row: Mapping[str, Any]) -> dict[str, Any]:
             _append(path, "\n\n".join([*_missing(runtime, path, stamped), entry(stamped)]))
         except OSError as exc:
             print(f"flower: could not write {LEDGER_NAME}: {exc}", file=sys.stderr)
+    from flower.core.state_copy import save_state
+
+    save_state(runtime, stamped["run_id"])  # outside the workspace: a lost store loses none
     return stamped
 
 
@@ -177,7 +198,7 @@ def rounds_ruled(runtime: Any, step: str) -> int:
     if not callable(reader):
         return 0
     try:
-        rows = reader(_run_id(runtime))
+        rows = reader(run_id_of(runtime))
     except Exception:  # a store that cannot say: count from this process on
         return 0
     verdicts = [r for r in rows if r.get("kind") == "verdict" and r.get("step") == step]
@@ -191,7 +212,7 @@ def goal_met(runtime: Any, run_id: str | None = None) -> bool:
     if not callable(reader):
         return False
     try:
-        rows = [r for r in reader(run_id or _run_id(runtime)) if r.get("kind") == "verdict"]
+        rows = [r for r in reader(run_id or run_id_of(runtime)) if r.get("kind") == "verdict"]
     except Exception:  # a store that cannot say: not known to be met
         return False
     return bool(rows) and rows[-1].get("state") == "achieved"
@@ -203,14 +224,14 @@ _ENTRY_WORDS: dict[str, dict[str, str]] = {
         "round": "第 {n} 轮", "refused": "拦下 {state}", "at": "- 时间:", "thread": "- 谁:",
         "session": "- 会话:", "none": "(无)", "wall": "- 墙的话:", "said": "- 人的原话:",
         "judge": "- 裁判会话:{session} · 花费 ${cost:.4f}", "reason": "- 理由:",
-        "failed": "- 未通过:",
+        "failed": "- 未通过:", "restored": "恢复 {state}",
     },
     "en": {
         "round": "round {n}", "refused": "refused {state}", "at": "- at: ",
         "thread": "- thread: ", "session": "- session: ", "none": "(none)",
         "wall": "- the wall said: ", "said": "- in their words: ",
         "judge": "- judge's session: {session} · cost ${cost:.4f}", "reason": "- reason: ",
-        "failed": "- failed: ",
+        "failed": "- failed: ", "restored": "restored {state}",
     },
 }  # fmt: skip
 
@@ -228,6 +249,11 @@ def entry(row: Mapping[str, Any]) -> str:
         lines += [w["thread"] + thread, w["session"] + session]
         if row.get("reason"):
             lines.append(w["wall"] + one_line(row["reason"], 300))
+        return "\n".join(lines) + "\n"
+    if row["kind"] == "restored":
+        lines = [head + w["restored"].format(state=row["state"]), "", w["at"] + when]
+        if row.get("reason"):
+            lines.append(w["reason"] + one_line(row["reason"], 300))
         return "\n".join(lines) + "\n"
     if row["kind"] == "override":
         words = OVERRIDES_EN if english else OVERRIDES
@@ -251,6 +277,7 @@ def agreement(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     verdicts = [r for r in rows if r.get("kind") == "verdict"]
     overrides = [r for r in rows if r.get("kind") == "override"]
     refusals = [r for r in rows if r.get("kind") == "refusal"]
+    restored = [r for r in rows if r.get("kind") == "restored"]
     agreed = sum(1 for r in overrides if r.get("state") in AGREES)
     return {
         "rounds": len(verdicts),
@@ -261,10 +288,11 @@ def agreement(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "rate": round(agreed / len(overrides), 3) if overrides else None,
         "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in verdicts), 6),
         "refused": dict(Counter(str(r.get("state")) for r in refusals)),
+        "restored": dict(Counter(str(r.get("state")) for r in restored)),
     }
 
 
-def _run_id(runtime: Any) -> str:
+def run_id_of(runtime: Any) -> str:
     """The run's lasting id (the lineage's, which survives wakes and moves), else the
     Runtime's process id."""
     from flower.core.lineage import continuing_run

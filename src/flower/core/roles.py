@@ -383,13 +383,15 @@ def _asker(
     **limits: Any,
 ) -> AgentSpec:
     """The shape clarify and judge share: their own session, the channel's ask tool and
-    its servers, no workbench (they write nothing, so an index would be noise)."""
+    its servers, no workbench (they write nothing, so an index would be noise), sealed
+    (``AgentSpec.sealed``: no instruction a worker could have planted reaches them)."""
     return AgentSpec(
         name=name,
         instructions=_rules(rules, instructions),
         allowed_tools=_unique(tools),
         mcp_servers=_servers(channel),
         workbench=False,
+        sealed=True,
         **limits,
     )
 
@@ -419,6 +421,7 @@ def oracle(
         max_turns=max_turns,
         max_budget_usd=max_budget_usd,
         workbench=True,
+        sealed=True,
     )
 
 

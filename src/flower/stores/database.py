@@ -134,6 +134,20 @@ class StoreDatabase:
         with self._errors():
             return budgets_by_run(self._engine)
 
+    def save_document(self, run_id: str, name: str, text: str, host: str) -> str:
+        """Keep a run's frozen document; its hash (:mod:`flower.stores.documents`)."""
+        from flower.stores.documents import save_document
+
+        with self._errors():
+            return save_document(self._engine, run_id, name, text, host)
+
+    def load_document(self, run_id: str, name: str) -> dict[str, Any] | None:
+        """A run's frozen document, or ``None`` (:mod:`flower.stores.documents`)."""
+        from flower.stores.documents import load_document
+
+        with self._errors():
+            return load_document(self._engine, run_id, name)
+
     # --- plumbing ---------------------------------------------------------------------
 
     @contextmanager

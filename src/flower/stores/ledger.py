@@ -6,9 +6,10 @@ did about them. So each verdict (``kind="verdict"``: its state, reason, failed c
 cost and the judge's session) and each override (``kind="override"``: ``accept``,
 ``change_goal`` or ``misjudged``, with the human's words or the new goal in ``said``) is
 a row here, by run id, in the store every machine shares; so is each tool call a wall
-refused (``kind="refusal"``), the attempts a verdict alone would hide. ``notes/判定记录.md`` in the
-workspace is the readable local mirror, written elsewhere; this table is what outlives
-the workspace and can be counted across runs.
+refused (``kind="refusal"``), the attempts a verdict alone would hide, and each frozen
+document flower put back after it was changed behind its back (``kind="restored"``).
+``notes/判定记录.md`` in the workspace is the readable local mirror, written elsewhere;
+this table is what outlives the workspace and can be counted across runs.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ from flower.stores.schema import KEY_LENGTH, ledger
 
 __all__ = ["KINDS", "REQUIRED", "record_ruling", "rulings"]
 
-#: The kinds of row: a judge's ruling, a human's override of one, and a tool call a wall
+#: The kinds of row: a judge's ruling, a human's override of one, a tool call a wall
 #: refused (``state``: the tool, ``said``: the thread that asked, ``reason``: the wall's
-#: words).
-KINDS = ("verdict", "override", "refusal")
+#: words), and a frozen document put back (``state``: its file name, ``reason``: what had
+#: happened to it).
+KINDS = ("verdict", "override", "refusal", "restored")
 #: Keys a row must have; the others default (reason, said ``""``, failed ``[]``,
 #: cost_usd ``0.0``, session_id ``None``, at: now).
 REQUIRED = ("run_id", "workspace", "host", "step", "round", "kind", "state")

@@ -32,6 +32,10 @@ unique constraints behave the same on every database), and run tables keyed by r
 ``budgets``
     One row per run with a budget: its cap in USD (``NULL``: none), so a wake without
     ``--budget`` keeps it and ``flower status`` shows spent / cap anywhere.
+``documents``
+    One row per frozen document of a run (the brief, the goal: by file name) with the
+    text as flower froze it and its SHA-256, so a file changed or removed behind
+    flower's back is restored from here and reported (:mod:`flower.stores.documents`).
 
 The tables here describe the head revision for queries and for ``alembic
 revision --autogenerate``; the migrations in ``migrations/versions`` create them.
@@ -150,7 +154,21 @@ budgets = sa.Table(
     sa.Column("updated_at", sa.Float, nullable=False),
 )
 
-TABLES = ("entries", "meta", "summaries", "steps", "ledger", "lineages", "spend", "budgets")
+documents = sa.Table(
+    "documents",
+    metadata,
+    sa.Column("run_id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(255), primary_key=True),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+TABLES = (
+    "entries", "meta", "summaries", "steps", "ledger", "lineages", "spend", "budgets",
+    "documents",
+)  # fmt: skip
 
 #: Where alembic keeps flower's schema revision. Not alembic's default
 #: ``alembic_version``: a store pointed at an application's own database must neither
@@ -159,4 +177,4 @@ VERSION_TABLE = "flower_schema_version"
 #: The newest revision in ``migrations/versions``. A database already there is opened
 #: without loading alembic at all (a tenth of a second at every start); anything else
 #: goes through alembic. tests/stores/test_migrations.py keeps it equal to alembic's head.
-SCHEMA_REVISION = "0006"
+SCHEMA_REVISION = "0007"

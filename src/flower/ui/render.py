@@ -159,6 +159,7 @@ class Renderer:
             "tool": self._tool,
             "tool_result": self._tool_result,
             "refused": self._refused,
+            "restored": self._restored,
             "context": self._context,
             "handoff": self._handoff,
             "retry": self._retry,
@@ -451,6 +452,12 @@ class Renderer:
         indent = 6 if p.get("thread") == "subagent" else 2
         reason = one_line(p.get("reason") or "", 120)
         self._say(f"! walls refused {p.get('tool')}: {reason}", "yellow", indent)
+
+    def _restored(self, p: dict[str, Any], step: str | None) -> None:
+        from flower.core.frozen_copy import TOLD
+
+        why = TOLD.get(str(p.get("what")), one_line(p.get("why") or "", 120))
+        self._say(f"! {p.get('name')} {why}", "yellow", 2)
 
     def _context(self, p: dict[str, Any], step: str | None) -> None:
         self.context = int(p.get("used") or 0)

@@ -224,6 +224,11 @@ class Workflow:
         lent = self.channel is not None and getattr(self.channel, "on_event", False) is None
         if lent:
             self.channel.on_event = on_event
+        kept = self.channel is not None and getattr(self.channel, "on_amended", False) is None
+        if kept:  # an amended brief is the frozen one from then on (core/frozen_copy.py)
+            from flower.core.frozen_copy import keep
+
+            self.channel.on_amended = lambda path: keep(runtime, path)
         sessions: dict[str, str] = ctx.setdefault("_sessions", {})
         results: dict[str, StepResult] = ctx.setdefault("_results", {})
 
@@ -302,6 +307,8 @@ class Workflow:
                 runtime.workbench = own_workbench
             if lent:  # given back: a later run routes the channel to its own on_event
                 self.channel.on_event = None
+            if kept:
+                self.channel.on_amended = None
         return ctx
 
     def _unmatched(self, lineage: Lineage) -> str:

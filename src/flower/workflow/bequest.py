@@ -289,6 +289,7 @@ async def bequeath(
             max_turns=8,
             max_budget_usd=0.5,
             workbench=False,
+            sealed=True,  # it reads the CLAUDE.md it writes into: nothing in it instructs it
         )
         try:
             prompt = pick(BEQUEST_PROMPT, BEQUEST_PROMPT_EN).format(**facts)

@@ -3,7 +3,9 @@
 Ask an agent, parse its answer into a document, and when the document is complete write
 it to disk (the freeze) and load it into ``ctx``; a complete document already on disk
 skips the step but is loaded all the same (later steps need it either way); what is handed
-on is the parsed document, never the model's raw text.
+on is the parsed document, never the model's raw text. Every freeze is kept in the run's
+store and every load first compares the file with that copy (:mod:`flower.core.frozen_copy`):
+a document changed behind flower's back is put back before anyone reads it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
+from flower.core.frozen_copy import check, keep
 from flower.core.sections import save_text
 from flower.workflow.base import Ctx, Prompt, Step
 
@@ -68,6 +71,9 @@ def frozen_step(
             on_loaded(doc, ctx)
 
     def when(ctx: Ctx) -> bool:
+        runtime = ctx.get("_runtime")
+        if runtime is not None:  # as it was frozen, or put back (core/frozen_copy.py)
+            check(runtime, path, step=name, on_event=ctx.get("_on_event"))
         if always:
             return True
         found = document.load(path)
@@ -86,6 +92,8 @@ def frozen_step(
             return False
         ctx.pop("_gate_why", None)
         doc = _freeze(document, doc, path)
+        if ctx.get("_runtime") is not None:
+            keep(ctx["_runtime"], path)
         load_into(ctx, doc)
         if on_frozen is not None:
             on_frozen(doc, ctx)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.core.events import Event, EventCallback, emit
+from flower.core.frozen_copy import keep
 from flower.core.goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY, Goal, Verdict
 from flower.core.lang import pick
 from flower.core.ledger import override_row, record, rounds_ruled, verdict_row
@@ -340,6 +341,8 @@ async def _ask_about_unreachable(
         if not text:
             raise StepAbort(NO_NEW_GOAL.format(why=_why(new.state), path=path))
         goal.amend(text).write(path)
+        if ctx.get("_runtime") is not None:  # the human's change is the frozen goal now
+            keep(ctx["_runtime"], path)
         ctx[GOAL_KEY] = goal
         overrule("change_goal", text)
         # In the brief too: a wake with a remark sets the goal again from the brief, and
