@@ -95,3 +95,29 @@ def test_wc_files0_from_would_print_a_planted_name(tmp_path: Path) -> None:
     assert decide("wc -l *") is False
     assert decide("wc -l -- *") is True
     assert decide("wc -l *.py") is True  # no secret name ends in .py
+
+
+@pytest.mark.parametrize("verb", ["md5sum", "sha1sum", "sha256sum", "b2sum", "cksum"])
+def test_a_checksum_over_a_lead_glob_is_refused_and_a_planted_dash_c_shows_why(
+    tmp_path: Path, verb: str
+) -> None:
+    """A planted file named ``-c`` makes ``md5sum *`` read the next file as a checklist; a
+    link to /dev/zero there is a read that never ends. ``./*`` cannot expand to an option."""
+    if verb == "cksum" and decide("cksum ./a") is False:
+        pytest.skip("cksum is no glance")
+    assert decide(f"{verb} *") is False
+    assert decide(f"{verb} *.py") is False
+    assert decide(f"{verb} ./*") is True
+    binary = shutil.which(verb)
+    if binary is None or verb != "md5sum":
+        return
+    (tmp_path / "-c").write_text("")
+    (tmp_path / "d").symlink_to("/dev/zero")
+    names = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(subprocess.TimeoutExpired):  # what the glob would have done
+        subprocess.run([binary, *names], cwd=tmp_path, capture_output=True, timeout=2)
+    safe = subprocess.run(  # what ./* does: two digests (and /dev/zero's is never asked)
+        [binary, "--", *[f"./{n}" for n in names if n != "d"]], cwd=tmp_path,
+        capture_output=True, timeout=10,
+    )  # fmt: skip
+    assert safe.returncode == 0

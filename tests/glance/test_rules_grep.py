@@ -1,4 +1,5 @@
-"""grep (ugrep 7.8.4 with the CLI's GNU grep fallback), egrep/fgrep and ripgrep 14."""
+"""grep (GNU grep in flower's sessions; ugrep 7.8.4 with the CLI's GNU grep fallback in one
+without the Grep tool), egrep/fgrep and ripgrep 14."""
 
 from __future__ import annotations
 
@@ -9,14 +10,11 @@ from flower.core.glance.grep import runs_gnu_grep
 from flower.core.glance.lexer import Word, lex
 
 ALLOWED = [
-    "grep -rn TODO src",
     "grep -c '>' index.html",
     "grep -E '^(a|b)$' f",
     "grep -e -v -- f",  # -e takes `-v` as the pattern
-    "grep -rn --include='*.py' --exclude-dir=node_modules foo .",
     "grep -i -A 2 -B1 error log.txt",
     "grep -lZ foo a b",  # GNU grep (fallback), not recursive
-    "grep -t py -rn foo",
     "grep -f patterns.txt f",
     "grep -d skip foo ./*.txt",
     "grep --color=never -w foo f",
@@ -51,9 +49,10 @@ REFUSED = [
     ("grep -rZ KEY .", "GNU grep"),
     ("grep --null -rn KEY .", "GNU grep"),
     ("egrep -r KEY .", "GNU grep"),
-    ("grep -r KEY ~", "home"),
-    ("grep -r KEY /", "/proc"),
-    ("grep -r KEY ..", "above"),
+    ("grep -rn TODO src", "GNU grep here, which reads gitignored .env"),
+    ("grep -rn --include='*.py' --exclude-dir=node_modules foo .", "git grep or rg"),
+    ("grep -t py -rn foo", "GNU grep"),
+    ("grep -r KEY ~", "GNU grep"),
     ("rg --pre=sh foo", "--pre"),
     ("rg --pre sh foo", "--pre"),
     ("rg --pre-glob '*' foo", "--pre-glob"),

@@ -55,6 +55,7 @@ def test_agent_spec_defaults() -> None:
         "workbench",
         "delegate_only",
         "read_only",
+        "sealed",
     ]
     assert spec.allowed_tools == ["Read", "Glob", "Grep"]
     assert spec.allowed_tools is not AgentSpec("b", "").allowed_tools
@@ -63,7 +64,7 @@ def test_agent_spec_defaults() -> None:
     assert (spec.agents, spec.hooks, spec.compact) == (None, None, None)
     assert spec.permission_mode == "default"
     assert (spec.glance, spec.workbench, spec.delegate_only) == (False, True, False)
-    assert spec.read_only is False
+    assert spec.read_only is False and spec.sealed is False
 
 
 # --- policies ----------------------------------------------------------------------------

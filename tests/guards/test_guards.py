@@ -133,7 +133,13 @@ async def test_glance_lets_one_off_looks_through_and_nothing_else() -> None:
         assert decision(answer) == "allow", look
         # it runs with GLANCE_ENV exported, the model's other fields kept
         updated = answer["hookSpecificOutput"]["updatedInput"]
-        assert updated["timeout"] == 5 and updated["command"].endswith(f"; {look}")
+        assert updated["timeout"] == 5 and f"( {look}\n )" in updated["command"]
+        ran = subprocess.run(["bash", "-c", updated["command"]], capture_output=True, text=True)
+        assert ran.returncode == 0  # always: a failed glance's output still gets redacted
+        failed = await call(m, "Bash", {"command": "ls no-such-file"})
+        wrapped = failed["hookSpecificOutput"]["updatedInput"]["command"]
+        done = subprocess.run(["bash", "-c", wrapped], capture_output=True, text=True)
+        assert done.returncode == 0 and "(exit status 2)" in done.stdout, done
         assert "GIT_OPTIONAL_LOCKS=0" in updated["command"].split(";")[0]
         assert "PIP_DISABLE_PIP_VERSION_CHECK=1" in updated["command"].split(";")[0]
     for work in ("rm victim.txt", "pytest", "ls > listing.txt", "echo $(whoami)", "", "env"):

@@ -30,7 +30,7 @@ ALLOWED = [
     # -- the seed's own examples (compound commands are checked per segment) --
     "git status && git diff --stat",
     "ls -la | head -20",
-    "grep -rn foo src 2>/dev/null | wc -l",
+    "rg -n foo src 2>/dev/null | wc -l",
     # -- git, read-only --
     "git status",
     "git status --porcelain -b",
@@ -70,7 +70,7 @@ ALLOWED = [
     "git reflog -10",
     "git reflog show main",
     "git worktree list",
-    "git grep -n TODO -- '*.py'",
+    "git grep -n TODO -- 'src/*.py'",
     "git cat-file -p HEAD",
     "git describe --tags --always",
     "git merge-base HEAD origin/main",
@@ -133,7 +133,7 @@ ALLOWED = [
     "command -V git",
     "command -pv ls",
     # -- text processing --
-    "grep -rn 'a|b' src",
+    "rg -n 'a|b' src",
     'grep "x;y" file',
     "grep -c '>' index.html",
     "grep -E '^(a|b)$' f",
@@ -252,7 +252,7 @@ ALLOWED = [
     "find src -maxdepth 2 -type d -not -path '*/.git/*'",
     "find . -newermt 2024-01-01 -type f",
     "find . -size +1M -printf '%s %p\\n'",
-    "grep -rn --include='*.py' TODO src",
+    "git grep -n TODO -- '*.py'",
     "grep -lZ foo a.txt b.txt",
     "grep -f patterns.txt log.txt",
     "egrep 'a|b' f",
@@ -308,7 +308,7 @@ ALLOWED = [
     "du -h --max-depth=1 .",
     "stat -c '%s %n' *",
     "ls -la *",
-    "md5sum *.whl",
+    "md5sum ./*.whl",
     "diff -ru a b",
     "cat /proc/cpuinfo",
     "cat /proc/loadavg",
@@ -638,6 +638,9 @@ REFUSED = [
     "grep --index foo",
     "grep foo *",
     "grep -rn foo *.py",
+    "grep -rn foo src",  # GNU grep here: reads gitignored .env files
+    "grep -rn --include='*.py' TODO src",
+    "md5sum *.whl",  # a planted -c makes the next file a checklist
     "grep -rlZ foo src",
     "grep --null -rn KEY .",
     "egrep -r KEY .",
@@ -942,7 +945,7 @@ SAFE_SEGMENTS = [
     "git status",
     "git diff --stat",
     "git log --oneline -5",
-    "grep -rn foo src",
+    "git grep -n foo src",
     "cat README.md",
     "head -20 f",
     "wc -l",

@@ -89,6 +89,7 @@ def test_agreement_counts_only_what_the_human_reviewed() -> None:
         "rate": None,  # nothing reviewed is no rate, not 100 %
         "cost_usd": 0.75,
         "refused": {},
+        "restored": {},
     }
     overrides = [
         {"kind": "override", "state": "change_goal"},

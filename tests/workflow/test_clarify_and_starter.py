@@ -203,8 +203,12 @@ def test_waking_with_a_remark_amends_the_brief_once_and_sets_the_goal_again(
     plain = starter_flow("", workspace=workspace, run_dir=tmp_path / "runs")
     assert plain.steps[1].when is not None and plain.steps[1].when({}) is False  # kept
     assert "补充" not in (notes / "需求.md").read_text(encoding="utf-8")
-    for _ in range(2):
+    for n in range(2):
         woken = starter_flow("顺便支持高亮", workspace=workspace, run_dir=tmp_path / "runs")
+        if n == 0:  # building the flow writes nothing: the run appends it as it starts
+            assert "顺便支持高亮" not in (notes / "需求.md").read_text(encoding="utf-8")
+        assert woken.start is not None
+        woken.start({})
     text = (notes / "需求.md").read_text(encoding="utf-8")
     assert text.count("顺便支持高亮") == 1 and WAKE_LABEL in text
     assert woken.steps[1].when is not None and woken.steps[1].when({}) is True  # set again

@@ -41,10 +41,13 @@ WARNING = "flower-otel: the collector at"
 
 def normal(text: str, workspace: Path) -> str:
     """Output with what differs between two runs of one script taken out: paths, seconds,
-    and dollars (the CLI prices the scripted model's token estimates, which are not the
-    same from one run to the next even without the plugin)."""
+    dollars (the CLI prices the scripted model's token estimates, which are not the
+    same from one run to the next even without the plugin) and context sizes (the
+    request names the workspace many times, the sandbox's rules among them, so its size
+    follows the length of the workspace's path: ``off`` is shorter than ``live``)."""
     text = text.replace(str(workspace), "<ws>").replace(workspace.parent.name, "<story>")
     text = re.sub(r"\$\d+(\.\d+)?", "$<c>", text)
+    text = re.sub(r"\bcontext \d+(\.\d+)?K\b", "context <k>", text)
     return re.sub(r"\b\d+(\.\d+)?s\b", "<t>", text)
 
 

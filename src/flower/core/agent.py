@@ -351,7 +351,9 @@ def build_options(
     ``workbench`` (used only when ``spec.workbench`` is true), ``spill_threshold``
     (passed to the guards; ``None`` disables spilling), ``protected`` (paths no Write,
     Edit or NotebookEdit of any thread may touch: :func:`flower.core.guard.state_guard`,
-    installed before every other guard) and ``sandbox`` (the CLI's sandbox settings,
+    installed before every other guard, with :func:`flower.core.guard.reach_guard`, which
+    keeps Read, Glob and Grep out of the homes and the system's secrets) and ``sandbox``
+    (the CLI's sandbox settings,
     :mod:`flower.core.sandbox`; the Runtime sets it per session).
 
     Raises:
@@ -363,7 +365,7 @@ def build_options(
     from claude_agent_sdk import ClaudeAgentOptions
 
     from flower.core.durable import CallLedger, durable_calls
-    from flower.core.guard import merge_hooks, state_guard, wants_isolation
+    from flower.core.guard import merge_hooks, reach_guard, state_guard, wants_isolation
     from flower.core.walls import wall_for
     from flower.plugins import get_plugin_manager
     from flower.stores.transcript import MAX_FRAME_BYTES
@@ -407,8 +409,15 @@ def build_options(
         spec=spec, workbench=wb, spill_threshold=spill_threshold
     )
     hooks = merge_hooks(spec.hooks, *contributed)
-    if protected is not None:  # flower's own state, whatever the plugins contribute
-        hooks = merge_hooks({"PreToolUse": [state_guard(list(protected))]}, hooks)
+    if protected is not None:  # flower's own state and the credentials, whatever plugins add
+        from flower.core.sandbox import read_roots
+
+        seen = {**os.environ, **env}
+        hidden, shown = read_roots(where, [Path(d) for d in add_dirs or []], seen)
+        keys = _secret_files(where, seen) if spec.sealed else None
+        reach = reach_guard(hidden, [*shown, _own_results(where, seen)], secret_files=keys)
+        walls = [state_guard(list(protected)), reach]
+        hooks = merge_hooks({"PreToolUse": walls}, hooks)
     ledger = getattr(session_store, "calls", None)
     if isinstance(ledger, CallLedger):  # a call is in the store before it runs
         hooks = merge_hooks(durable_calls(ledger), hooks)
@@ -445,6 +454,24 @@ def build_options(
         sandbox=dict(sandbox) if sandbox is not None else None,  # type: ignore[arg-type]
         extra_args={SEALED_FLAG: None} if spec.sealed else {},
     )
+
+
+def _secret_files(workspace: Path, environ: Mapping[str, str]) -> list[Path]:
+    """The ``.env`` files flower reads credentials from that exist (the workspace's, the
+    current folder's, ``$FLOWER_ENV``, the user config): what a count must not probe."""
+    from flower.core.env import env_files
+
+    return [path for _label, path in env_files(workspace, environ) if path.is_file()]
+
+
+def _own_results(workspace: Path, environ: Mapping[str, str]) -> Path:
+    """Where the CLI saves this workspace's over-long tool results for the model to Read
+    (``<config>/projects/<project key>``): the one place in a hidden home a session may
+    read, since its own output is there."""
+    from claude_agent_sdk import project_key_for_directory
+
+    config = environ.get("CLAUDE_CONFIG_DIR") or str(Path(environ.get("HOME") or "~") / ".claude")
+    return Path(config).expanduser() / "projects" / project_key_for_directory(str(workspace))
 
 
 def in_git_repo(path: Path) -> bool:

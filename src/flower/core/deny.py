@@ -24,10 +24,12 @@ __all__ = [
     "REFUSAL_MARKS",
     "SPILL_HEAD",
     "confined_text",
+    "counting_text",
     "delegate_text",
     "dispatch_text",
     "glance_reason",
     "missing_text",
+    "reach_text",
     "remote_text",
     "spill_pointer",
     "state_text",
@@ -49,6 +51,8 @@ REFUSAL_MARKS: tuple[str, ...] = (
     "它不能用任何工具",  # stranger_text
     "主线程不亲自动手",  # the delegate guard's text
     "是 flower 自己的记录",  # state_text
+    "在工作区以外、藏起来的地方",  # reach_text
+    "数匹配次数或只列文件名",  # counting_text
     "隔离的 worker 只在自己的 worktree 里写",  # confined_text
     "This is on purpose, not a gap in the configuration",  # missing_text (English)
     "hand work only to your own workers",  # dispatch_text
@@ -56,6 +60,8 @@ REFUSAL_MARKS: tuple[str, ...] = (
     "so it may use no tool at all",  # stranger_text
     "The main thread does not do the work itself",  # delegate_text
     "is flower's own record",  # state_text
+    "lies outside the workspace, where",  # reach_text
+    "Counting matches or listing files over",  # counting_text
     "An isolated worker writes only in its own worktree",  # confined_text
     "No such tool available",  # the CLI: a tool outside the session's tool set
 )
@@ -169,6 +175,34 @@ def state_text(path: str) -> str:
     return (
         f"{path} 是 flower 自己的记录(会话库、冻结的需求和目标、裁判记录),任何 agent 都不能改。"
         "要改需求或目标,在回复里说出来;自己的笔记写到别处。"
+    )
+
+
+def reach_text(path: str) -> str:
+    """A read of a hidden folder (a home, the system's secrets)."""
+    if _english():
+        return (
+            f"{path} lies outside the workspace, where flower hides credentials (SSH keys,"
+            " cloud and API logins): no agent reads there. Work from the workspace; if the"
+            " task truly needs a file from there, say so in your reply."
+        )
+    return (
+        f"{path} 在工作区以外、藏起来的地方(SSH 密钥、云和 API 的登录凭据都在这类地方),"
+        "任何 agent 都不读。在工作区里干活;任务真的需要那里的文件,在回复里说出来。"
+    )
+
+
+def counting_text(path: str) -> str:
+    """A counting or file-listing Grep over a scope that holds the run's keys (.env)."""
+    if _english():
+        return (
+            f"Counting matches or listing files over {path} is refused: it holds a file with"
+            " the run's keys, and a count cannot be redacted. Use output_mode content (what"
+            " it prints is redacted), or search a path that holds no .env file."
+        )
+    return (
+        f"对 {path} 数匹配次数或只列文件名不行:那里有存着密钥的文件,次数没法隐去。"
+        "用 output_mode content(打印出来的内容会隐去密钥),或者搜一个没有 .env 的路径。"
     )
 
 

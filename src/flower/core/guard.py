@@ -31,9 +31,11 @@ from flower.core.deny import GLANCE_REASON as GLANCE_REASON  # re-exported
 from flower.core.deny import SPILL_HEAD as SPILL_HEAD  # re-exported
 from flower.core.deny import (
     confined_text,
+    counting_text,
     delegate_text,
     glance_reason,
     missing_text,
+    reach_text,
     spill_pointer,
     state_text,
 )
@@ -156,6 +158,55 @@ def state_guard(protected: list[Path]) -> HookMatcher:
     return _matcher(WRITE_ONLY, state)
 
 
+#: The field each reading tool names what it reads in (Glob and Grep default to the cwd).
+_READ_FIELD = {"Read": "file_path", "Glob": "path", "Grep": "path"}
+
+
+#: Grep's output modes that answer yes/no (or a count) without the matching text, which
+#: redaction cannot touch: ``files_with_matches`` is Grep's default.
+_COUNTING = frozenset({"count", "files_with_matches", None})
+
+
+def reach_guard(
+    hidden: list[Path], shown: list[Path], *, secret_files: list[Path] | None = None
+) -> HookMatcher:
+    """Keep Read, Glob and Grep of every thread out of the folders the sandbox hides from
+    Bash (:func:`flower.core.sandbox.read_roots`): the homes with their SSH keys, cloud
+    credentials and the CLI's login, and the system's secrets, unless a path also lies in
+    a shown folder (the workspace, a toolchain). An allow-list of roots, not a list of
+    names: ``~/.s3cfg`` and ``~/.codex/auth.json`` are refused because they are in a
+    home, whatever they are called. Links are resolved first.
+
+    With ``secret_files`` (the ``.env`` files that hold the run's keys; given for the
+    sealed roles), a Grep that counts or lists matches over a scope holding one of them is
+    refused, whatever its pattern: a count cannot be redacted, and patterns asked one
+    after another (``KEY=sk-a``, ``KEY=sk-b``...) would spell the key out character by
+    character. Content mode stays (its lines are redacted)."""
+    from flower.core.sandbox import hidden_from
+
+    secrets = [_resolve(p) or p for p in secret_files or ()]
+
+    async def reach(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        tool = str(data.get("tool_name") or "")
+        field_name = _READ_FIELD.get(tool)
+        if field_name is None:
+            return {}
+        target = (data.get("tool_input") or {}).get(field_name)
+        if not isinstance(target, str) or not target:
+            target = str(data.get("cwd") or ".")
+        where = _from_cwd(target, data)
+        if hidden_from(where, hidden, shown):
+            return _deny(reach_text(target))
+        mode = (data.get("tool_input") or {}).get("output_mode")
+        if tool == "Grep" and secrets and mode in _COUNTING:
+            scope = _resolve(where) or where
+            if any(s == scope or scope in s.parents for s in secrets):
+                return _deny(counting_text(target))
+        return {}
+
+    return _matcher("Read|Glob|Grep", reach)
+
+
 # --- delegate ----------------------------------------------------------------------------
 
 
@@ -219,18 +270,33 @@ def _glance_refusal(command: Any) -> str | None:
     return explain(command)
 
 
+#: What a glance's status becomes in its output when it is not 0 (the command flower hands
+#: the CLI always ends with 0: see :func:`_glance`).
+GLANCE_STATUS = "(exit status {status})"
+
+
 def _glance(tool_input: Mapping[str, Any], command: str) -> dict[str, Any]:
-    """Allow a glance, run with :data:`~flower.core.ephemeral.GLANCE_ENV` exported."""
+    """Allow a glance, run with :data:`~flower.core.ephemeral.GLANCE_ENV` exported.
+
+    The command runs in a subshell and what the CLI runs always ends with status 0, the
+    real status printed after the output as ``(exit status N)``: the CLI hands a failed
+    command's output to no hook that could replace it (PostToolUseFailure gets only
+    ``additionalContext``), so a glance that failed would reach the model unredacted
+    (``cat .env; false`` did). A status of 0 sends every glance's output through the
+    redacting PostToolUse hooks.
+    """
     import shlex
 
     from flower.core.ephemeral import GLANCE_ENV
 
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in GLANCE_ENV.items())
+    status = shlex.quote(GLANCE_STATUS.replace("{status}", "%s") + "\n")
+    wrapped = (
+        f"export {exports}; ( {command}\n ); __flower_status=$?;"
+        f' [ "$__flower_status" -eq 0 ] || printf {status} "$__flower_status"; true'
+    )
     decision = _decide("allow", glance_reason())
-    decision["hookSpecificOutput"]["updatedInput"] = {
-        **tool_input,
-        "command": f"export {exports}; {command}",
-    }
+    decision["hookSpecificOutput"]["updatedInput"] = {**tool_input, "command": wrapped}
     return decision
 
 

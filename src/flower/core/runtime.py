@@ -39,7 +39,7 @@ from flower.core.sandbox import Sandbox
 from flower.core.signals import DEFAULT_SIGNALS
 from flower.core.signals import rescue_on_signals as _rescue_on_signals
 from flower.core.step_events import ended, reset
-from flower.core.workbench import Workbench
+from flower.core.workbench import Workbench, keep_out_of_git
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import SessionStore
@@ -160,6 +160,10 @@ class Runtime:
         self.protected: set[Path] = set()
 
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        try:  # the store holds every conversation: never in a commit (`git add -A`)
+            keep_out_of_git(self.run_dir, "the run's store and records")
+        except (OSError, ValueError) as exc:
+            print(f"flower: could not keep {self.run_dir} out of git: {exc}", file=sys.stderr)
         if workbench is True:
             self.workbench: Workbench | None = Workbench(
                 self.workspace, home=self.run_dir / "workbench"

@@ -52,9 +52,11 @@ __all__ = [
     "Sandbox",
     "SandboxUnavailable",
     "checkout_entries",
+    "hidden_from",
     "missing",
     "problem",
     "protected_paths",
+    "read_roots",
     "session_sandbox",
 ]
 
@@ -218,9 +220,21 @@ def homes(environ: Mapping[str, str]) -> list[Path]:
 def _read_rules(
     workspace: Path, writable: list[Path], environ: Mapping[str, str]
 ) -> tuple[list[str], list[str]]:
-    """(denyRead, allowRead): the homes and system secrets hidden; the workspace, the
-    folders a command may write, the interpreter flower runs on, the toolchain folders
-    and the ``PATH`` folders inside a hidden home shown again."""
+    """(denyRead, allowRead) for the CLI: :func:`read_roots` as strings, the hidden ones
+    that exist."""
+    hidden, shown = read_roots(workspace, writable, environ)
+    return [str(p) for p in hidden if p.exists()], [str(p) for p in shown]
+
+
+def read_roots(
+    workspace: Path, writable: Iterable[Path], environ: Mapping[str, str]
+) -> tuple[list[Path], list[Path]]:
+    """(hidden, shown): the homes and system secrets hidden; the workspace, the folders
+    a command may write, the interpreter flower runs on, the toolchain folders and the
+    ``PATH`` folders inside a hidden home shown again. The sandbox hides them from Bash;
+    the reach guard (:func:`flower.core.guard.reach_guard`) from Read, Glob and Grep."""
+    workspace = _real(workspace)
+    writable = [_real(p) for p in writable]
     hidden = [*homes(environ), *(Path(p) for p in SYSTEM_SECRETS)]
     shown: list[Path] = [workspace, *writable]
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
@@ -233,7 +247,13 @@ def _read_rules(
     # a shown folder must not uncover a hidden credential folder inside it (a workspace
     # that is itself a home): the CLI lets allowRead win over denyRead
     keep = [p for p in dict.fromkeys(shown) if not any(_inside(h, p) and h != p for h in hidden)]
-    return [str(p) for p in dict.fromkeys(hidden) if p.exists()], [str(p) for p in keep]
+    return list(dict.fromkeys(hidden)), keep
+
+
+def hidden_from(path: Path, hidden: Iterable[Path], shown: Iterable[Path]) -> bool:
+    """Whether ``path`` (resolved) lies in a hidden root and in no shown one."""
+    real = _real(path)
+    return any(_inside(real, h) for h in hidden) and not any(_inside(real, s) for s in shown)
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -344,18 +344,19 @@ def atomic_write(path: Path, text: str, *, redact: bool = True) -> None:
         raise
 
 
-def keep_out_of_git(folder: Path) -> None:
-    """Put a ``.gitignore`` of ``*`` in a spill folder.
+def keep_out_of_git(folder: Path, what: str = "spilled tool output") -> None:
+    """Put a ``.gitignore`` of ``*`` in a folder of flower's inside the repository.
 
-    Spilled tool output is raw and large, and the default spill folders sit inside the
-    repository: without this a worker's ``git add -A`` commits it. A folder that is a
-    symlink raises :class:`WorkbenchError`: the file would land where the link leads.
+    Spilled tool output is raw and large, and the run folder holds the session store (every
+    conversation, what a Read returned): without this a worker's ``git add -A`` commits
+    them. ``what`` names the folder's content in the file. A folder that is a symlink
+    raises :class:`WorkbenchError`: the file would land where the link leads.
     """
     if folder.is_symlink():
         raise WorkbenchError(f"{folder} is a symlink: no .gitignore is written through it")
     marker = folder / ".gitignore"
     if marker.is_symlink() or not marker.exists():  # a planted link is replaced, not followed
-        atomic_write(marker, "# flower: spilled tool output, kept out of git\n*\n")
+        atomic_write(marker, f"# flower: {what}, kept out of git\n*\n")
 
 
 #: Every workbench made in this process, by root: :func:`check_write` asks them.

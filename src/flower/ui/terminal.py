@@ -29,6 +29,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Protocol
 
+from flower.core.redact import redact
 from flower.ui.sanitize import clean, fit, wrap
 
 __all__ = ["Prompt", "Terminal", "default_lock_path"]
@@ -149,12 +150,14 @@ class Terminal:
     def line(self, text: str, style: str = "", *, indent: int = 0) -> None:
         """Print ``text`` (any length, any origin) as one or more whole rows.
 
-        ``text`` is cleaned, wrapped to the width (continuation rows keep the
-        ``indent``) and styled with ``style`` (space-separated words: ``bold``,
-        ``dim``, ``red``, ``cyan``...; unknown words are ignored, and markup inside
-        ``text`` is never interpreted).
+        ``text`` is redacted (:mod:`flower.core.redact`), cleaned, wrapped to the width
+        (continuation rows keep the ``indent``) and styled with ``style`` (space-separated
+        words: ``bold``, ``dim``, ``red``, ``cyan``...; unknown words are ignored, and
+        markup inside ``text`` is never interpreted).
         """
-        text = clean(text).rstrip("\n")  # a trailing newline is not an extra blank row
+        # no known secret on screen (a failed command's output reaches flower unredacted:
+        # the CLI lets no hook replace it), then a trailing newline is no extra blank row
+        text = clean(redact(text)).rstrip("\n")
         width = self.width
         indent = max(0, min(indent, width // 2))
         pad = " " * indent

@@ -165,6 +165,10 @@ class Workflow:
             the run is cancelled or raises. The starter flow's bequest
             (``flower.workflow.bequest``) is one. An exception from it is reported on
             stderr and does not change the outcome.
+        start: ``ctx -> None`` (or async), called once before the first step, when the
+            run's records are open (``ctx["_runtime"]``, the lineage, the channel's
+            wiring): the starter flow appends the human's wake remark to the brief here,
+            so it is kept as the frozen brief (``core/frozen_copy.py``).
     """
 
     steps: list[Step]
@@ -174,6 +178,7 @@ class Workflow:
     workbench: Any = None
     continuous: bool = True
     finish: Callable[[Ctx], Any] | None = None
+    start: Callable[[Ctx], Any] | None = None
 
     def __post_init__(self) -> None:
         names = [step.name for step in self.steps]
@@ -259,6 +264,8 @@ class Workflow:
         outer_ctx, runtime.ctx = getattr(runtime, "ctx", None), ctx
         outcome = _Outcome(runtime if lineage is not None else None)
         try:
+            if self.start is not None:
+                await _settle(self.start(ctx))
             total = len(self.steps)
             for index, step in enumerate(self.steps, 1):
                 if step.when is not None and not await _settle(step.when(ctx)):

@@ -35,6 +35,7 @@ from typing import Any
 from flower.core.agent import worktree_problem
 from flower.core.brief import Brief
 from flower.core.budget import BUDGET_KEY, env_budget, parse_budget
+from flower.core.frozen_copy import check
 from flower.core.goal import Goal
 from flower.core.lang import localized, pick
 from flower.core.lineage import LINEAGE_NAME, Lineage
@@ -210,8 +211,18 @@ def starter_flow(
     wb.ensure()
 
     channel = _channel(wb.notes / log_name, brief_path, max_asks, timeout_s)
-    if waking and said and said not in _text(brief_path):
-        channel.amend(said, label=pick(WAKE_LABEL, WAKE_LABEL_EN))
+
+    def remark(ctx: Ctx) -> None:
+        """The wake remark into the brief, once the run is open: the brief is checked
+        against its frozen copy first (a forged one is put back, never amended), and the
+        amendment is kept as the frozen brief (the channel's ``on_amended``)."""
+        if not (waking and said):
+            return
+        runtime = ctx.get("_runtime")
+        if runtime is not None:
+            check(runtime, brief_path, step=clarify.name, on_event=ctx.get("_on_event"))
+        if said not in _text(brief_path):
+            channel.amend(said, label=pick(WAKE_LABEL, WAKE_LABEL_EN))
 
     clarify = clarify_step(
         channel, brief_path=brief_path, prompt=said or clarify_resume(), instructions=instructions
@@ -221,7 +232,9 @@ def starter_flow(
         clarify = replace(clarify, resume_prompt=told)
     steps = [clarify]
     if clarify_only:
-        return Workflow(steps, name="starter", channel=channel, workbench=wb, context=context)
+        return Workflow(
+            steps, name="starter", channel=channel, workbench=wb, context=context, start=remark
+        )
     if goal:
         steps.append(
             goal_step(
@@ -266,8 +279,9 @@ def starter_flow(
     steps.append(work)
     finish = write_bequest(ws, wb, after=WORK_STEP) if bequest else None
     return Workflow(
-        steps, name="starter", channel=channel, workbench=wb, finish=finish, context=context
-    )
+        steps, name="starter", channel=channel, workbench=wb, finish=finish, context=context,
+        start=remark,
+    )  # fmt: skip
 
 
 def wake_state(

@@ -116,7 +116,9 @@ _SUMS = Tool(
          " --zero" + _HV),
     reads=False,  # prints digests, and for -c only names with OK/FAILED
     opens=True,
-    globs=ANY,  # -c, the only option reading another file, prints no content either
+    # no lead glob: a planted file named -c turns the next operand into a checklist, which
+    # a link to /dev/zero makes a read that never ends
+    globs=NONE,
 )  # fmt: skip
 
 #: verb -> rule for every simple tool. Verbs absent here are not glances.
@@ -197,7 +199,7 @@ TOOLS: dict[str, Tool] = {
         ),
         reads=False,
         opens=True,
-        globs=ANY,
+        globs=NONE,  # -c: see _SUMS
     ),
     "cksum": Tool(
         spec(
@@ -206,7 +208,7 @@ TOOLS: dict[str, Tool] = {
         ),
         reads=False,
         opens=True,
-        globs=ANY,
+        globs=NONE,  # -c (--check): see _SUMS
     ),
     # stat, ls, du, df, realpath, readlink: metadata only, every option is a display choice
     "stat": Tool(

@@ -1,6 +1,11 @@
-"""grep as the session runs it (ugrep 7.8.4 or GNU grep 3.x), egrep/fgrep, and ripgrep 14.
+"""grep as the session runs it (GNU grep 3.x, or ugrep 7.8.4), egrep/fgrep, and ripgrep 14.
 
-``grep`` in the CLI's Bash tool is a shell function running the bundled ugrep as
+In a session that has the Grep tool (every coordinator's: its workers have it) ``grep`` is
+plain GNU grep: the CLI defines the function below only in a session without Grep. So the
+checks hold for GNU grep first, and a recursive grep is refused outright.
+
+Without the Grep tool, ``grep`` in the CLI's Bash tool is a shell function running the
+bundled ugrep as
 ``ugrep -G --ignore-files --hidden -I --encoding=UTF-8 --exclude-dir=.git ... "$@"``, except
 when any argument matches ``-*-filter* | -*-pager* | -*-view* | -*-format-open* | -*-config*
 | ---* | -@* | -*-save-config* | -[Zz]* | -[!-]*[Zz]* | --null | --null-data``: then it runs
@@ -110,16 +115,18 @@ def runs_gnu_grep(verb: str, args: Sequence[Word]) -> bool:
 def check_grep(verb: str, args: Sequence[Word]) -> None:
     """grep/egrep/fgrep: the ugrep ∩ GNU grep allow-list; pattern, then files.
 
-    A recursive search by GNU grep is refused: unlike the CLI's ugrep (``--ignore-files``), it
-    ignores .gitignore and reads the workspace's ``.env``.
+    A recursive search is refused: in flower's sessions ``grep`` is GNU grep (measured, CLI
+    2.1.332: the CLI defines its ugrep function only in a session without the Grep tool, and
+    a coordinator's session has its workers' Grep), which, unlike the CLI's ugrep
+    (``--ignore-files``), ignores .gitignore and reads the workspace's ``.env``.
     """
     parsed = parse(verb, args, GREP)
     check_file_values(verb, parsed, GREP.files)
     recursive = _grep_values(verb, parsed.options)
-    if recursive and runs_gnu_grep(verb, args):
+    if recursive:
         raise Refuse(
-            f"{verb} -r with -Z/--null (or egrep/fgrep) runs GNU grep, which reads gitignored"
-            " .env files: drop the option or use rg"
+            f"{verb} -r runs GNU grep here, which reads gitignored .env files: use"
+            " git grep or rg (both skip what git ignores), or name the files"
         )
     _no_lead_glob(verb, parsed.operands)
     operands = parsed.operands
