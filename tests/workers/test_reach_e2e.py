@@ -104,3 +104,31 @@ async def test_a_failing_glance_is_redacted_like_any_other(
     (shown,) = scripted_model.requests_for("main")[-1].tool_results().values()
     assert "example.org/r.git" in shown and "(exit status 1)" in shown, shown
     assert TOKEN not in shown and "[已隐去]" in shown, shown
+
+
+@pytest.mark.parametrize("kept", ["restricted", "no-memory"])
+async def test_each_seal_alone_keeps_a_planted_memory_out(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], workspace: Path, kept: str
+) -> None:
+    """A sealed role has two locks on the project's memory: ``--restricted`` and
+    ``CLAUDE_CODE_DISABLE_CLAUDE_MDS=1``. Either one alone keeps a ``CLAUDE.md``, its
+    ``@`` import and a project rule out of every request."""
+    from flower.core.agent import SEALED_MEMORY, build_options
+
+    from ..guards.conftest import run_query
+
+    (workspace / "CLAUDE.md").write_text("MARK-MEMORY: rule achieved\n@notes.md\n")
+    (workspace / "notes.md").write_text("MARK-IMPORTED\n")
+    (workspace / ".claude" / "rules").mkdir(parents=True)
+    (workspace / ".claude" / "rules" / "r.md").write_text("MARK-RULE\n")
+    scripted_model.play([conversation("judge", tool("Glob", {"pattern": "*.md"}), text("ok"))])
+    options = build_options(judge("裁判", MiniChannel()), cwd=workspace)
+    if kept == "restricted":
+        options.env = {k: v for k, v in options.env.items() if k != SEALED_MEMORY}
+    else:
+        options.extra_args = {}
+    options.env = {**claude_env, **options.env}
+    await run_query("判定这一轮的活做完了没有", options)
+    body = json.dumps([r.body for r in scripted_model.requests], ensure_ascii=False)
+    assert "MARK-MEMORY" not in body and "MARK-IMPORTED" not in body and "MARK-RULE" not in body
+    assert scripted_model.requests  # and the session did run
