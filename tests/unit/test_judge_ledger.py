@@ -90,6 +90,9 @@ def test_agreement_counts_only_what_the_human_reviewed() -> None:
         "cost_usd": 0.75,
         "refused": {},
         "restored": {},
+        "checks": {},
+        "overruled": 0,
+        "rounds_to_achieved": None,
     }
     overrides = [
         {"kind": "override", "state": "change_goal"},

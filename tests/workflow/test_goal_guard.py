@@ -175,7 +175,7 @@ async def test_a_changed_goal_on_the_last_round_is_kept_for_the_next_run(
 def test_an_options_first_words_pick_it_but_free_words_do_not() -> None:
     # "accept" read as free words would mean "the judge is wrong: keep working", the
     # opposite, and a paid round; "change" would never ask for the new goal.
-    from flower.workflow.goal import _choice
+    from flower.workflow.checking import choice_of as _choice
 
     options = [ACCEPT, CHANGE, MISJUDGED]
     assert [_choice(a, options) for a in ("accept", "Change", "change the", "3")] == [

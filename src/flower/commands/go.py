@@ -8,7 +8,9 @@ Without a terminal the ask is read from standard input, so ``echo "make X" | flo
 
 Exit codes: 0 the goal was met (or the work ended without a goal), 1 the workflow
 stopped on a failed step, 2 bad input (a flag, the workspace, credentials), 3 the run's
-budget is spent (``--budget``: stopped at a safe point, a higher budget goes on), 130 quit.
+budget is spent (``--budget``: stopped at a safe point, a higher budget goes on), 4 stuck
+(the same checks failed ``--stuck-after`` rounds in a row and nobody said to go on), 130
+quit.
 
 Only click is imported at load time: ``flower --help`` must stay light.
 """
@@ -29,6 +31,7 @@ from flower.commands.options import (
     budget_option,
     check_asks,
     check_rounds,
+    check_stuck,
     check_timeout,
     check_window,
     sandbox_options,
@@ -54,6 +57,10 @@ NEW_PROMPT = ("What should the new piece of work be? (Ctrl-C quits)", "new > ")
 
 _ASKS = "Questions the agents may ask: -1 no limit, 0 none."
 _ROUNDS = "Total work rounds the judge may ask for."
+_STUCK = (
+    "Rounds in a row with the same failed checks before the run asks what to do (or stops"
+    " with exit 4 when nobody can answer); 0 = never."
+)
 _NO_GOAL = "No goal and no judge: the work ends when the coordinator says so."
 _JUDGE_CAN_RUN = "Let the judge run commands (a harder verdict; in the sandbox it cannot write)."
 _TIMEOUT = "Seconds a question waits; 0 = nobody is here, the agents decide and note why."
@@ -72,6 +79,7 @@ _RECOVER = (
 @click.argument("ask", nargs=-1, callback=whole_ask)
 @click.option("--asks", type=int, default=-1, show_default=True, help=_ASKS)
 @click.option("--rounds", type=int, default=3, show_default=True, help=_ROUNDS)
+@click.option("--stuck-after", type=int, default=3, show_default=True, help=_STUCK)
 @click.option("--no-goal", is_flag=True, help=_NO_GOAL)
 @click.option("--judge-can-run", is_flag=True, help=_JUDGE_CAN_RUN)
 @click.option("--timeout", type=float, default=1800.0, show_default=True, help=_TIMEOUT)
@@ -91,6 +99,7 @@ def go(
     g: Globals,
     asks: int,
     rounds: int,
+    stuck_after: int,
     no_goal: bool,
     judge_can_run: bool,
     timeout: float,
@@ -125,6 +134,7 @@ def go(
     settings = {
         "max_asks": check_asks(asks),
         "rounds": check_rounds(rounds),
+        "stuck_after": check_stuck(stuck_after),
         "timeout_s": check_timeout(timeout),
         "goal": not no_goal,
         "judge_can_run": judge_can_run,

@@ -171,6 +171,16 @@ def check_rounds(value: int) -> int:
     return value
 
 
+def check_stuck(value: int) -> int:
+    """``--stuck-after``: rounds in a row with the same failed checks; 0 = never stuck."""
+    if value < 0:
+        raise click.BadParameter(
+            f"{value}: give a number of rounds, 0 (never) or more (default 3)",
+            param_hint="--stuck-after",
+        )
+    return value
+
+
 def check_timeout(value: float) -> float:
     """``--timeout``: seconds a question waits; 0 means nobody will answer. A negative
     value is refused, not read as 0: it is a typo more often than a decision."""
@@ -284,6 +294,7 @@ __all__ = [
     "check_asks",
     "check_budget",
     "check_rounds",
+    "check_stuck",
     "check_timeout",
     "check_window",
     "global_options",

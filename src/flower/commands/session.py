@@ -33,7 +33,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flower.commands import EXIT_FAILED, EXIT_OK, EXIT_QUIT
+from flower.commands import EXIT_FAILED, EXIT_OK, EXIT_QUIT, EXIT_STUCK
 from flower.core.pending import PendingFile
 
 if TYPE_CHECKING:
@@ -106,6 +106,8 @@ class Session:
         try:
             ctx = await self.task
             code = EXIT_FAILED if ctx.get("_failed_at") else EXIT_OK
+            if ctx.get("_stuck"):
+                code = EXIT_STUCK
         except asyncio.CancelledError:
             if not self.state.quitting:
                 raise

@@ -78,8 +78,8 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
         }
         for row in rows
     ]
-    verdict = None
-    for row in reversed(rows):
+    verdict = last_ruling(run_dir, workspace)  # the ledger's: what the checks overruled too
+    for row in reversed(rows if verdict is None else []):
         if "·判定#" in str(row.get("step", "")):
             ruling = Verdict.parse(str(row.get("text") or ""))
             verdict = {
@@ -126,6 +126,27 @@ def judge_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
     except StoreError as exc:
         return {"error": str(exc)}
     return agreement(rows) if rows else None
+
+
+def last_ruling(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
+    """The run's latest verdict as the judge ledger keeps it (after flower's own checks
+    had their say), or ``None`` when the ledger has none or cannot be read."""
+    from flower.core.lineage import continuing_run
+    from flower.stores.errors import StoreError
+
+    run = continuing_run(run_dir, workspace)
+    if not run:
+        return None
+    try:
+        rows = _from_store(run_dir, lambda store: store.rulings(run))
+    except StoreError:
+        return None
+    verdicts = [r for r in rows or [] if r.get("kind") == "verdict"]
+    if not verdicts:
+        return None
+    row = verdicts[-1]
+    step = f"{row.get('step')}·判定#{row.get('round')}"
+    return {"step": step, "state": row.get("state") or "vague", "reason": row.get("reason") or ""}
 
 
 def budget_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
@@ -249,7 +270,25 @@ def describe_runs(listed: list[dict[str, Any]]) -> list[str]:
             lines.append(f"  {describe_judge(run['judge'])}")
         if (run.get("budget") or {}).get("cap") is not None:
             lines.append(f"  {describe_budget(budget_state(run['budget']))}")
+    judged = [run["judge"] for run in listed if run.get("judge") and "error" not in run["judge"]]
+    if judged:
+        lines.append(describe_accuracy(judged))
     return lines
+
+
+def describe_accuracy(judged: list[dict[str, Any]]) -> str:
+    """The judge's record over many runs: rulings, how often flower's own checks overruled
+    it, how often a human did, and the rounds it took to reach "achieved"."""
+    rounds = sum(int(j.get("rounds") or 0) for j in judged)
+    overruled = sum(int(j.get("overruled") or 0) for j in judged)
+    humans = sum(int(j.get("reviewed") or 0) for j in judged)
+    reached = [int(j["rounds_to_achieved"]) for j in judged if j.get("rounds_to_achieved")]
+    mean = f"{sum(reached) / len(reached):.1f}" if reached else "-"
+    return (
+        f"over {len(judged)} run(s): {rounds} ruling(s); overruled by flower's checks"
+        f" {overruled}, by a human {humans}; achieved in {len(reached)} run(s), in {mean}"
+        " round(s) on average"
+    )
 
 
 def describe_judge(judge: dict[str, Any], *, simulated: bool = False) -> str:
@@ -268,6 +307,14 @@ def describe_judge(judge: dict[str, Any], *, simulated: bool = False) -> str:
     if refused:
         tools = ", ".join(f"{n} {tool}" for tool, n in sorted(refused.items()))
         walls = f"; walls refused {sum(refused.values())} call(s) ({tools})"
+    checks = judge.get("checks") or {}
+    if checks:
+        ran = ", ".join(f"{n} {state.replace('_', ' ')}" for state, n in sorted(checks.items()))
+        walls += f"; checks flower ran: {ran}"
+        if judge.get("overruled"):
+            walls += f"; the checks overruled the judge {judge['overruled']} time(s)"
+    if judge.get("rounds_to_achieved"):
+        walls += f"; achieved in round {judge['rounds_to_achieved']}"
     restored = judge.get("restored") or {}
     if restored:
         files = ", ".join(f"{name} x{n}" for name, n in sorted(restored.items()))

@@ -224,7 +224,8 @@ _ENTRY_WORDS: dict[str, dict[str, str]] = {
         "round": "第 {n} 轮", "refused": "拦下 {state}", "at": "- 时间:", "thread": "- 谁:",
         "session": "- 会话:", "none": "(无)", "wall": "- 墙的话:", "said": "- 人的原话:",
         "judge": "- 裁判会话:{session} · 花费 ${cost:.4f}", "reason": "- 理由:",
-        "failed": "- 未通过:", "restored": "恢复 {state}",
+        "failed": "- 未通过:", "restored": "恢复 {state}", "check": "flower 跑检查:{state}",
+        "ran": "- 检查:",
     },
     "en": {
         "round": "round {n}", "refused": "refused {state}", "at": "- at: ",
@@ -232,8 +233,18 @@ _ENTRY_WORDS: dict[str, dict[str, str]] = {
         "wall": "- the wall said: ", "said": "- in their words: ",
         "judge": "- judge's session: {session} · cost ${cost:.4f}", "reason": "- reason: ",
         "failed": "- failed: ", "restored": "restored {state}",
+        "check": "flower ran a check: {state}", "ran": "- check: ",
     },
 }  # fmt: skip
+
+
+#: A check row's state in the notes: [in Chinese, in English].
+CHECK_WORDS = (
+    {"passed": "通过", "failed": "没通过", "cannot_run": "这里跑不了"},
+    {"passed": "passed", "failed": "failed", "cannot_run": "could not run here"},
+)
+#: How a verdict row's ``said`` marks a ruling a failed check overruled (goal guard).
+OVERRULED_MARK = "overruled by check "
 
 
 def entry(row: Mapping[str, Any]) -> str:
@@ -249,6 +260,17 @@ def entry(row: Mapping[str, Any]) -> str:
         lines += [w["thread"] + thread, w["session"] + session]
         if row.get("reason"):
             lines.append(w["wall"] + one_line(row["reason"], 300))
+        return "\n".join(lines) + "\n"
+    if row["kind"] == "check":
+        check = (row.get("failed") or [""])[0]
+        lines = [
+            head + w["check"].format(state=CHECK_WORDS[english].get(row["state"], row["state"])),
+            "",
+            w["at"] + when,
+        ]
+        lines.append(w["ran"] + one_line(str(check), 300))
+        if row.get("reason"):
+            lines.append(w["reason"] + one_line(row["reason"], 300))
         return "\n".join(lines) + "\n"
     if row["kind"] == "restored":
         lines = [head + w["restored"].format(state=row["state"]), "", w["at"] + when]
@@ -278,6 +300,8 @@ def agreement(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     overrides = [r for r in rows if r.get("kind") == "override"]
     refusals = [r for r in rows if r.get("kind") == "refusal"]
     restored = [r for r in rows if r.get("kind") == "restored"]
+    checks = [r for r in rows if r.get("kind") == "check"]
+    overruled = [r for r in verdicts if str(r.get("said") or "").startswith(OVERRULED_MARK)]
     agreed = sum(1 for r in overrides if r.get("state") in AGREES)
     return {
         "rounds": len(verdicts),
@@ -289,7 +313,18 @@ def agreement(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in verdicts), 6),
         "refused": dict(Counter(str(r.get("state")) for r in refusals)),
         "restored": dict(Counter(str(r.get("state")) for r in restored)),
+        "checks": dict(Counter(str(r.get("state")) for r in checks)),
+        "overruled": len(overruled),
+        "rounds_to_achieved": _rounds_to_achieved(verdicts),
     }
+
+
+def _rounds_to_achieved(verdicts: list[Mapping[str, Any]]) -> int | None:
+    """The round of the first ``achieved`` verdict (``None``: not achieved yet)."""
+    for row in verdicts:
+        if row.get("state") == "achieved":
+            return int(row.get("round") or 0) or None
+    return None
 
 
 def run_id_of(runtime: Any) -> str:

@@ -211,7 +211,7 @@ def homes(environ: Mapping[str, str]) -> list[Path]:
         found.append(_real(pwd.getpwuid(os.getuid()).pw_dir))
     except (KeyError, OSError):
         pass
-    for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"):
+    for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
         if environ.get(name):
             found.append(_real(environ[name]))
     return [p for p in dict.fromkeys(found) if str(p) != "/"]

@@ -29,8 +29,10 @@ __all__ = ["KINDS", "REQUIRED", "record_ruling", "rulings"]
 #: The kinds of row: a judge's ruling, a human's override of one, a tool call a wall
 #: refused (``state``: the tool, ``said``: the thread that asked, ``reason``: the wall's
 #: words), and a frozen document put back (``state``: its file name, ``reason``: what had
-#: happened to it).
-KINDS = ("verdict", "override", "refusal", "restored")
+#: happened to it), and a check flower ran itself (``state``: passed, failed or
+#: cannot_run; ``failed``: the check; ``said``: its command; ``reason``: why, and the end of
+#: its output).
+KINDS = ("verdict", "override", "refusal", "restored", "check")
 #: Keys a row must have; the others default (reason, said ``""``, failed ``[]``,
 #: cost_usd ``0.0``, session_id ``None``, at: now).
 REQUIRED = ("run_id", "workspace", "host", "step", "round", "kind", "state")

@@ -160,6 +160,7 @@ class Renderer:
             "tool_result": self._tool_result,
             "refused": self._refused,
             "restored": self._restored,
+            "check": self._check,
             "context": self._context,
             "handoff": self._handoff,
             "retry": self._retry,
@@ -452,6 +453,16 @@ class Renderer:
         indent = 6 if p.get("thread") == "subagent" else 2
         reason = one_line(p.get("reason") or "", 120)
         self._say(f"! walls refused {p.get('tool')}: {reason}", "yellow", indent)
+
+    def _check(self, p: dict[str, Any], step: str | None) -> None:
+        mark = {"passed": "*", "failed": "x", "cannot_run": "?"}.get(str(p.get("state")), "?")
+        word = {"passed": "passed", "failed": "failed", "cannot_run": "could not run"}
+        what = f"`{p.get('command')}`" if p.get("command") else one_line(p.get("check") or "", 80)
+        why = f": {one_line(p['why'], 100)}" if p.get("why") else ""
+        took = f" ({float(p.get('seconds') or 0):.1f}s)" if p.get("command") else ""
+        state = word.get(str(p.get("state")), str(p.get("state")))
+        style = "green" if p.get("state") == "passed" else "yellow"
+        self._say(f"{mark} check {p.get('index')} {state}: {what}{took}{why}", style, 2)
 
     def _restored(self, p: dict[str, Any], step: str | None) -> None:
         from flower.core.frozen_copy import TOLD

@@ -31,10 +31,21 @@ from typing import TYPE_CHECKING, Any
 from flower.core.events import Event, EventCallback, emit
 from flower.core.frozen_copy import keep
 from flower.core.goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY, Goal, Verdict
+from flower.core.held_out import parse_scripts, replace_scripts
 from flower.core.lang import pick
-from flower.core.ledger import override_row, record, rounds_ruled, verdict_row
+from flower.core.ledger import OVERRULED_MARK, override_row, record, rounds_ruled, verdict_row
 from flower.core.roles import judge
 from flower.workflow.base import Ctx, Step, StepAbort
+from flower.workflow.checking import (
+    STUCK_AFTER,
+    Stuck,
+    ask_when_stuck,
+    choice_of,
+    failed_by_round,
+    prompt_block,
+    run_round,
+)
+from flower.workflow.checking import overrule as hold_to_checks
 from flower.workflow.frozen import frozen_step
 
 if TYPE_CHECKING:
@@ -51,11 +62,22 @@ SET_PROMPT = """\
 ## 判定清单
 每行一条检查,每条都是能运行或能亲眼看到结果的检查(写清命令或要看的东西)。
 在这个环境里验证不了的条目,在末尾标上 [此环境无法验证:原因]。
+能跑的检查尽量写成 flower 自己会跑的样子:行首是反引号里的命令,后面写它必须怎样,例如
+- `python -m pytest -q tests/test_cli.py` 退出码为 0
+- `python conv.py a.md` 退出码为 0,输出包含 `<h1>`
+- 文件 `dist/app.whl` 存在
+flower 每一轮都会在一份丢弃式的副本里亲自跑这些命令,跑不过的一律算没达成。
+
+如果有干活的人不该看到的验收脚本(免得照着测试去凑),可以另起一节 `## 暗检脚本`,
+每个脚本一个 `### 文件名` 加一个代码块;再在判定清单里写一条
+`bash $FLOWER_HELD_OUT/文件名` 退出码为 0,并用一句话说明它验证什么。没有就不写这一节。
 
 需求:
 
 {brief}
 """
+
+CHECK_STATES = ("passed", "failed", "cannot_run")
 
 VERIFY_PROMPT = """\
 判定这一轮的活做完了没有。
@@ -82,6 +104,18 @@ One or two sentences: what it looks like when it is done.
 One check per line, each something that can be run or seen with your own eyes (name the \
 command or what to look at). End an item that cannot be verified in this environment with \
 [cannot verify here: why].
+Write every check you can as one flower runs itself: the command in backticks first, then \
+what it must do, for example
+- `python -m pytest -q tests/test_cli.py` exits 0
+- `python conv.py a.md` exits 0 and prints `<h1>`
+- file `dist/app.whl` exists
+flower runs these commands itself after every round, in a throwaway copy; one that fails \
+means not achieved.
+
+If there are acceptance scripts the workers should not see (so they build to the goal, not \
+to the test), add a section `## Held-out checks`: each script a `### filename` and one code \
+block; then list it among the checks as `bash $FLOWER_HELD_OUT/filename` exits 0, with one \
+sentence on what it verifies. Leave the section out when there are none.
 
 Requirements:
 
@@ -175,7 +209,7 @@ def goal_step(
         template = pick(SET_PROMPT, SET_PROMPT_EN)
         return template.format(brief=ctx.get(brief_key) or pick(*NO_BRIEF))
 
-    return frozen_step(
+    step = frozen_step(
         name,
         agent,
         prompt,
@@ -187,6 +221,18 @@ def goal_step(
         retries=retries,
         on_fail=on_fail,
     )
+    frozen = step.gate
+    assert frozen is not None
+
+    def gate(result: StepResult, ctx: Ctx) -> bool:
+        if not frozen(result, ctx):  # type: ignore[truthy-bool]
+            return False
+        runtime = ctx.get("_runtime")
+        if runtime is not None:  # the scripts no worker sees, frozen with the goal
+            replace_scripts(runtime, parse_scripts(result.text))
+        return True
+
+    return replace(step, gate=gate)
 
 
 def _summed_up(on_event: EventCallback) -> EventCallback:
@@ -212,22 +258,34 @@ def with_goal(
     instructions: str = "",
     can_run: bool = False,
     name: str | None = None,
+    stuck_after: int = STUCK_AFTER,
     **spec_kw: Any,
 ) -> Step:
     """``step`` with the goal guard on: a judge rules after every round.
 
     ``rounds`` is the total number of work rounds (3 = at most two more after the
-    first). ``can_run=True`` lets the judge run commands: a harder verdict, from a judge
-    that could change the workspace. The judge is ``spec`` or ``judge(<name>, channel,
-    can_run=…, **spec_kw)``, named ``name`` or ``<step>·判定``.
+    first). ``can_run=True`` lets the judge run commands: a harder verdict (its Bash
+    sees the workspace read-only in the sandbox). The judge is ``spec`` or
+    ``judge(<name>, channel, can_run=…, **spec_kw)``, named ``name`` or ``<step>·判定``.
+
+    Before the judge, flower runs the goal's runnable checks itself
+    (:mod:`flower.workflow.checking`): the judge is shown what they showed, and a check
+    that failed makes the round ``not_yet`` whatever the judge says. The same checks
+    failing ``stuck_after`` rounds in a row (0: never) ask the human what to do, or stop
+    the step with ``ctx["_stuck"]`` set (``flower`` exits 4).
 
     The result is ``dataclasses.replace(step, retries=rounds - 1, gate=…,
     on_reject=…)``: everything else of ``step`` (its ``resume_prompt`` above all) stays.
     """
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds is the total number of work rounds: 1 or more, not {rounds!r}")
+    if isinstance(stuck_after, bool) or not isinstance(stuck_after, int) or stuck_after < 0:
+        raise ValueError(
+            f"stuck_after is a number of rounds, 0 (never) or more, not {stuck_after!r}"
+        )
     path = Path(goal_path)
     label = name or f"{step.name}·判定"
+    stuck = Stuck(after=stuck_after)
     judger = spec or judge(label, channel, instructions=instructions, can_run=can_run, **spec_kw)
 
     def current_goal(ctx: Ctx) -> Goal:
@@ -244,12 +302,14 @@ def with_goal(
         round_ = ctx[ROUND_KEY] = int(ctx.get(ROUND_KEY) or 0) + 1
         goal = current_goal(ctx)
         on_event = ctx.get("_on_event")
+        ran = await run_round(runtime, goal, step=step.name, round_=round_, on_event=on_event)
+        asked = pick(VERIFY_PROMPT, VERIFY_PROMPT_EN).format(
+            goal=goal.prompt_block() or pick(*NO_GOAL),
+            report=result.text.strip() or pick(*NO_REPORT),
+        )
         ruling = await runtime.run(
             judger,
-            pick(VERIFY_PROMPT, VERIFY_PROMPT_EN).format(
-                goal=goal.prompt_block() or pick(*NO_GOAL),
-                report=result.text.strip() or pick(*NO_REPORT),
-            ),
+            f"{asked}\n{prompt_block(ran)}\n" if ran else asked,
             step_name=f"{label}#{round_}",
             on_event=None if on_event is None else _summed_up(on_event),
         )
@@ -264,6 +324,7 @@ def with_goal(
             said, vague = verdict.reason.strip(), pick(VAGUE_REASON, VAGUE_REASON_EN)
             quoted = pick(f"裁判的原话:{said}", f" The judge's own words: {said}")
             verdict.reason = vague + quoted if said else vague
+        by = hold_to_checks(verdict, ran)  # what the checks showed outranks what was said
         ctx[VERDICT_KEY] = verdict
         report = {
             "round": round_,
@@ -273,14 +334,20 @@ def with_goal(
             "failed": list(verdict.failed),
             "session_id": ruling.session_id,
             "cost_usd": ruling.cost_usd,
+            "overruled_by": by.index if by is not None else None,
+            "checks": {state: sum(1 for r in ran if r.state == state) for state in CHECK_STATES},
         }
         emit(Event("verdict", report, step=step.name), on_event)
         row = verdict_row(
             step.name, round_, verdict, cost_usd=ruling.cost_usd, session_id=ruling.session_id
         )
+        if by is not None:
+            row["said"] = f"{OVERRULED_MARK}{by.index}"
         record(runtime, row)
         if verdict.achieved:
             return True
+        if ran and stuck.after and stuck.see(ran):
+            return await ask_when_stuck(channel, stuck, ran, ctx)
         if not verdict.unreachable:
             return False
 
@@ -297,9 +364,11 @@ def with_goal(
 
     def seed_rounds(ctx: Ctx) -> None:
         """Count on from the rounds earlier processes of this run had ruled (the store's
-        ledger): a wake numbers its first round after them, never "round 1" again."""
+        ledger): a wake numbers its first round after them, never "round 1" again; and
+        the checks they failed, so "stuck" counts rounds across wakes too."""
         if ROUND_KEY not in ctx:
             ctx[ROUND_KEY] = rounds_ruled(ctx.get("_runtime"), step.name)
+            stuck.rounds[:] = failed_by_round(ctx.get("_runtime"), step.name)
 
     async def when(ctx: Ctx) -> bool:
         seed_rounds(ctx)  # before the work round: its refusals belong to the right round
@@ -331,7 +400,7 @@ async def _ask_about_unreachable(
     if ask.state != "answered":
         raise StepAbort(NOBODY_ANSWERED.format(why=_why(ask.state), reason=reason, path=path))
     answer = (ask.answer or "").strip()
-    choice = _choice(answer, options)
+    choice = choice_of(answer, options)
     if choice == ACCEPT:
         overrule("accept", "")
         return True
@@ -372,23 +441,6 @@ async def _ask_about_unreachable(
 
 def _why(state: str) -> str:
     return NO_DECISION.get(state, f"the question ended {state!r}")
-
-
-def _choice(answer: str, options: list[str]) -> str | None:
-    """Which option an answer picks: its text, its number (``2``), its first words
-    (``accept``: read as free words it would mean the opposite, "keep working"), or
-    ``None`` (free text)."""
-    if answer.isdigit() and 1 <= int(answer) <= len(options):
-        return options[int(answer) - 1]
-    folded = " ".join(answer.casefold().split())
-    for option in options:
-        if folded == option.casefold() or folded.startswith(option.casefold()):
-            return option
-    if len(folded) >= 3:
-        started = [option for option in options if option.casefold().startswith(folded)]
-        if len(started) == 1:
-            return started[0]
-    return None
 
 
 __all__ = ["GOAL_KEY", "ROUND_KEY", "VERDICT_KEY", "goal_step", "with_goal"]

@@ -126,6 +126,7 @@ def starter_flow(
     clarify_only: bool = False,
     goal: bool = True,
     rounds: int = 3,
+    stuck_after: int = 3,
     judge_can_run: bool = False,
     max_asks: int | None = None,
     timeout_s: float | None = 1800.0,
@@ -155,6 +156,9 @@ def starter_flow(
         goal: Set a goal and judge every round (``False``: the work step ends when the
             coordinator says so).
         rounds: Total work rounds the judge may send back (1 or more).
+        stuck_after: Rounds in a row with the same failed checks (the ones flower runs
+            itself) before the run asks the human what to do, or stops as stuck where
+            nobody can answer; 0: never.
         judge_can_run: Let the judge run commands (a harder verdict; its Bash runs with the
             workspace read-only in the sandbox).
         max_asks: Most questions the agents may ask (``None``: no limit; 0: none).
@@ -275,7 +279,10 @@ def starter_flow(
 
     work = Step(WORK_STEP, crew, work_prompt, resume_prompt=resume_prompt)
     if goal:
-        work = with_goal(work, channel, goal_path=goal_path, rounds=rounds, can_run=judge_can_run)
+        work = with_goal(
+            work, channel, goal_path=goal_path, rounds=rounds, can_run=judge_can_run,
+            stuck_after=stuck_after,
+        )  # fmt: skip
     steps.append(work)
     finish = write_bequest(ws, wb, after=WORK_STEP) if bequest else None
     return Workflow(
