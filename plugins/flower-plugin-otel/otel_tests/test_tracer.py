@@ -300,3 +300,21 @@ def test_a_side_question_is_a_span_of_the_run_and_a_question_counts_while_it_wai
     assert question.attributes["flower.ask.waited_s"] > 0
     assert [v for _, v in traced.metrics()["flower.questions.waiting"]] == [0]
     assert MARKER not in exported_text(spans)
+
+
+def test_a_check_flower_ran_is_a_span_of_its_own_under_the_step(
+    traced: Traced, tmp_path: Path
+) -> None:
+    emit(Event("step", {"index": 1, "total": 1, "resumed": False, "woke": 1}, step="干活"))
+    check = {"round": 1, "index": 2, "check": "`pytest` exits 0", "command": MARKER,
+             "state": "failed", "status": 1, "seconds": 0.5, "tail": MARKER, "why": "exited 1",
+             "isolated": True}  # fmt: skip
+    emit(Event("check", check, step="干活"))
+    spans = traced.finished()
+    (span,) = named(spans, "check 2")
+    assert tree(spans)[-1] == "step 干活 > check 2"
+    assert span.attributes["flower.check.state"] == "failed"
+    assert span.attributes["flower.check.status"] == 1
+    assert span.status.status_code.name == "ERROR"
+    assert (span.end_time - span.start_time) == pytest.approx(0.5e9, rel=0.01)
+    assert MARKER not in json.dumps(dict(span.attributes))  # its command and output: content

@@ -438,6 +438,29 @@ class RunTracer(Moments):
             self.step.add_event("verdict", attrs, at)
             self.step.set_attribute("flower.verdict.state", state)
 
+    def _on_check(self, event: Any, p: dict[str, Any], at: int) -> None:
+        """A check flower ran itself: a span of its own under the step, as long as it ran,
+        with its state and exit status (its command and output only with content on)."""
+        parent = self.step or self._root(at)
+        began = at - int(float(p.get("seconds") or 0.0) * 1e9)
+        attrs: dict[str, Any] = {
+            A.KIND: "check",
+            A.SPAN_KIND: "TOOL",
+            A.STEP: self.step_name,
+            "flower.check.index": int(p.get("index") or 0),
+            "flower.check.round": int(p.get("round") or 0),
+            "flower.check.state": str(p.get("state") or ""),
+            "flower.check.isolated": bool(p.get("isolated")),
+        }
+        if p.get("status") is not None:
+            attrs["flower.check.status"] = int(p["status"])
+        self.content.put(attrs, "input.value", p.get("command") or p.get("check"))
+        self.content.put(attrs, "output.value", p.get("tail"))
+        span = self._start(f"check {p.get('index')}", parent, began, attrs)
+        if p.get("state") != "passed":
+            span.set_status(Status(StatusCode.ERROR, A.error(p.get("why"))))
+        self._end(span, at)
+
     def _on_ask(self, event: Any, p: dict[str, Any], at: int) -> None:
         ask_id = str(p.get("id") or "")
         state = str(p.get("state") or "")
