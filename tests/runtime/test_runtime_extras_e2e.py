@@ -104,7 +104,9 @@ def test_a_signal_mid_step_leaves_a_killed_row_only_with_the_rescue(
         child.send_signal(signum)
         code = child.wait(timeout=60)
         took = time.monotonic() - sent
-        cli_left = group_alive(child.pid)
+        # the CLI and its command (in the sandbox: bubblewrap and its own init too) are
+        # killed as the process goes; their teardown takes a moment under load
+        cli_left = not gone_within(child.pid, 5)
     finally:
         if group_alive(child.pid):
             os.killpg(child.pid, signal.SIGKILL)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flower.core import windows
 from flower.core.agent import build_options
 from flower.core.budget import budget_for
 from flower.core.events import Event, EventCallback, emit, normalize
@@ -82,6 +83,9 @@ class Live:
         self.ctx = 0
         #: The context window of the session in flight (:meth:`HandoffPolicy.window_for`).
         self.window = 0
+        #: The window is being asked for (:mod:`flower.core.windows`): a level past the
+        #: conservative plan's handoff point waits for the answer instead of handing off.
+        self.asking = False
         self.warned = False
         self.due = False
         self._lock = threading.RLock()
@@ -358,6 +362,22 @@ async def run_attempt(
     said: str | None = None
     if watch:  # the handoff round (unwatched) leaves the full session's figure alone
         live.window = rt.handoff.window_for(None)
+    window_key = windows.key_for(spec.model, {**os.environ, **options.env})
+
+    async def learn_window(client: Any) -> None:
+        """The window of a model flower has not learned yet, asked once; the level seen
+        meanwhile is judged against it (a handoff the conservative plan would have made
+        too early waits for this answer)."""
+        try:
+            window = await reported_window(client)
+            if window:
+                windows.learn(window_key, window)
+                live.window = rt.handoff.window_for(window)
+        finally:
+            live.asking = False
+        if live.ctx:
+            track_level(live, rt.handoff, live.ctx, step, on_event, stop)
+
     session = SessionRequest(
         runtime=rt, spec=spec, step=step, resume=resume, fork=fork, watch=watch,
         attempt=result.attempts if result is not None else 1,
@@ -370,11 +390,14 @@ async def run_attempt(
         with SessionScopes(session):
             async with ClaudeSDKClient(options) as client, anyio.create_task_group() as tasks:
                 watch_new_clis()  # the CLI ends with this flower, even by SIGKILL
-                if watch and rt.handoff.guessed:
-                    live.window = rt.handoff.window_for(await reported_window(client))
+                learned = windows.known(window_key) if watch and rt.handoff.guessed else None
+                if learned:  # the model's window, known: nothing waits for it
+                    live.window = rt.handoff.window_for(learned)
                 tasks.start_soon(interrupt_when_asked, client)
                 say("prompt", {"text": prompt, "resume": resume, "fork": fork})
                 await client.query(prompt)
+                ask_window = watch and rt.handoff.guessed and not learned
+                live.asking = ask_window  # until it answers, no handoff on the guess
                 async for message in client.receive_response():
                     if isinstance(message, SystemMessage):
                         if message.subtype == "init":
@@ -392,9 +415,13 @@ async def run_attempt(
                         if main and watch:
                             track(live, rt.handoff, message, last_message, step, on_event, stop)
                             last_message = message.message_id or last_message
+                        if ask_window:  # once per model, after the first reply: off its path
+                            ask_window = False
+                            tasks.start_soon(learn_window, client)
                         show(message)
                     elif isinstance(message, ResultMessage):
                         seen(message.session_id)
+                        windows.learn_from_result(window_key, got.model, message.model_usage)
                         got.cost_usd = float(message.total_cost_usd or 0.0)
                         got.num_turns = int(message.num_turns or 0)
                         got.usage = dict(message.usage or {})
@@ -425,8 +452,9 @@ async def run_attempt(
 
 
 async def reported_window(client: Any) -> int | None:
-    """The context window the CLI reports for the session's model (``rawMaxTokens``),
-    asked before the first request; ``None`` when it does not answer within 10 s."""
+    """The context window the CLI reports for the session's model (``rawMaxTokens``);
+    ``None`` when it does not answer within 10 s. Asked only for a model whose window
+    flower has not learned (:mod:`flower.core.windows`), after the first request."""
     import anyio
 
     with anyio.move_on_after(10):
@@ -457,17 +485,30 @@ def track(
     level = context_size(message.usage or {})
     if level <= 0 or (message.message_id and message.message_id == previous_id):
         return
+    track_level(live, policy, level, step, on_event, stop)
+
+
+def track_level(
+    live: Live,
+    policy: HandoffPolicy,
+    level: int,
+    step: str,
+    on_event: EventCallback | None,
+    stop: Any,
+) -> None:
+    """The context is at ``level``: say so, announce a near handoff, end the turn at the
+    handoff point (unless the window is still being asked for)."""
     live.ctx = level
     window = live.window or policy.window
     at = policy.at_for(window)
     emit(Event("context", {"used": level, "window": window, "at": at}, step=step), on_event)
     if not policy.enabled:
         return
-    if level >= policy.warn_at_for(window) and not live.warned:
+    if level >= policy.warn_at_for(window) and not live.warned and not live.asking:
         live.warned = True
         payload = {"phase": "near", "used": level, "at": at, "window": window}
         emit(Event("handoff", payload, step=step), on_event)
-    if level >= at and not live.due:
+    if level >= at and not live.due and not live.asking:
         live.due = True
         stop.set()
 
