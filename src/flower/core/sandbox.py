@@ -226,15 +226,33 @@ def _read_rules(
     return [str(p) for p in hidden if p.exists()], [str(p) for p in shown]
 
 
+#: The variables :func:`read_roots` depends on (its cache key).
+_ROOT_VARS = ("HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "PATH")
+
+
 def read_roots(
     workspace: Path, writable: Iterable[Path], environ: Mapping[str, str]
 ) -> tuple[list[Path], list[Path]]:
     """(hidden, shown): the homes and system secrets hidden; the workspace, the folders
     a command may write, the interpreter flower runs on, the toolchain folders and the
     ``PATH`` folders inside a hidden home shown again. The sandbox hides them from Bash;
-    the reach guard (:func:`flower.core.guard.reach_guard`) from Read, Glob and Grep."""
-    workspace = _real(workspace)
-    writable = [_real(p) for p in writable]
+    the reach guard (:func:`flower.core.guard.reach_guard`) from Read, Glob and Grep.
+
+    Resolving a few dozen paths costs ~20 ms, once per session: the answer is cached per
+    workspace, folders and the variables it reads (a folder made later needs a new
+    process to be shown; hiding never waits for one)."""
+    key = tuple(environ.get(name, "") for name in _ROOT_VARS)
+    hidden, shown = _read_roots(str(workspace), tuple(str(p) for p in writable), key)
+    return list(hidden), list(shown)
+
+
+@functools.lru_cache(maxsize=64)
+def _read_roots(
+    workspace_text: str, writable_text: tuple[str, ...], key: tuple[str, ...]
+) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    environ = dict(zip(_ROOT_VARS, key, strict=True))
+    workspace = _real(workspace_text)
+    writable = [_real(p) for p in writable_text]
     hidden = [*homes(environ), *(Path(p) for p in SYSTEM_SECRETS)]
     shown: list[Path] = [workspace, *writable]
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
@@ -247,7 +265,7 @@ def read_roots(
     # a shown folder must not uncover a hidden credential folder inside it (a workspace
     # that is itself a home): the CLI lets allowRead win over denyRead
     keep = [p for p in dict.fromkeys(shown) if not any(_inside(h, p) and h != p for h in hidden)]
-    return list(dict.fromkeys(hidden)), keep
+    return tuple(dict.fromkeys(hidden)), tuple(keep)
 
 
 def hidden_from(path: Path, hidden: Iterable[Path], shown: Iterable[Path]) -> bool:
