@@ -339,7 +339,7 @@ def spill_guard(
             return {}
         response = data.get("tool_response")
         try:
-            updated = clean = current().redact_value(response)
+            updated = clean = current().tool_value(response)
         except Exception as exc:  # a broken redactor must not fail the tool
             print(f"flower: could not redact a {tool} result: {exc!r}", file=sys.stderr)
             updated = clean = response

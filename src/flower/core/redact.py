@@ -78,6 +78,9 @@ MARK = "已隐去"
 URL_MARKER = f"[{MARK}]"
 #: Shorter values are not treated as secrets: they would redact ordinary words.
 MIN_LENGTH = 8
+#: A run of this many characters of a known value is a piece of it (``grep -o``), hidden
+#: in tool output like the whole value; values shorter than this plus 4 have no pieces.
+FRAGMENT = 12
 #: Replacement passes before a pathological set of values (one completing another across
 #: a marker's edge) makes the whole string a marker instead.
 _PASSES = 4
@@ -209,6 +212,59 @@ class Redactor:
             out = _USERINFO.sub(_hide_password, out)
         return out
 
+    def redact_fragments(self, text: str) -> str:
+        r"""``text`` with every run of :data:`FRAGMENT` or more characters of a known value
+        replaced by that value's marker: what ``grep -o 'KEY=.\{20\}'`` or ``cut -c``
+        print of a key is a piece of it, which whole-value matching never sees. For tool
+        output only (a model asked for it); the same object when nothing changed.
+
+        Each piece is looked for with ``str.find`` (C speed): a few milliseconds for a
+        100 KB output and a handful of keys."""
+        pieces = self._fragments()
+        if not pieces or len(text) < FRAGMENT:
+            return text
+        found: list[tuple[int, int, str]] = []
+        for piece, mark in pieces.items():  # str.find runs at C speed; pieces are few
+            at = text.find(piece)
+            while at >= 0:
+                found.append((at, at + FRAGMENT, mark))
+                at = text.find(piece, at + 1)
+        spans: list[tuple[int, int, str]] = []
+        for start, end, mark in sorted(found):  # overlapping pieces: one run
+            if spans and start <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(end, spans[-1][1]), spans[-1][2])
+            else:
+                spans.append((start, end, mark))
+        if not spans:
+            return text
+        out, at = [], 0
+        for start, end, mark in spans:
+            out += [text[at:start], mark]
+            at = end
+        out.append(text[at:])
+        return "".join(out)
+
+    def _fragments(self) -> dict[str, str]:
+        """Every :data:`FRAGMENT`-character piece of every value long enough to have
+        pieces, with its value's marker (cached)."""
+        cached = getattr(self, "_pieces", None)
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
+        pieces: dict[str, str] = {}
+        for value, name in self.secrets.items():
+            if len(value) < FRAGMENT + 4 or MARK in value:
+                continue
+            for i in range(len(value) - FRAGMENT + 1):
+                pieces.setdefault(value[i : i + FRAGMENT], marker(name))
+        object.__setattr__(self, "_pieces", pieces)
+        return pieces
+
+    def tool_value(self, value: Any) -> Any:
+        """A tool's output redacted whole (:meth:`redact_value`) and in pieces
+        (:meth:`redact_fragments`), its structure kept."""
+        clean = self.redact_value(value)
+        return _map_strings(clean, self.redact_fragments)
+
     def redact_value(self, value: Any, keep: frozenset[str] = frozenset()) -> Any:
         """``value`` with every string inside it redacted; the structure is kept (dicts
         stay dicts with the same keys, lists keep their length) and the very same object
@@ -233,6 +289,20 @@ class Redactor:
                 return value
             return changed
         return value
+
+
+def _map_strings(value: Any, change: Any) -> Any:
+    """``value`` with ``change`` applied to every string inside it; the same object back
+    where nothing changed (dicts keep their keys, lists their length)."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        out = {k: _map_strings(v, change) for k, v in value.items()}
+        return value if all(out[k] is v for k, v in value.items()) else out
+    if isinstance(value, list):
+        items = [_map_strings(v, change) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
 
 
 def _forms(value: str) -> list[str]:
@@ -451,7 +521,7 @@ def redact_guard(*, skip: str = "") -> HookMatcher:
             return {}
         response = data.get("tool_response")
         try:
-            clean = current().redact_value(response)
+            clean = current().tool_value(response)
         except Exception as exc:  # a broken redactor must not fail the tool
             print(f"flower: could not redact a tool result: {exc!r}", file=sys.stderr)
             return {}
