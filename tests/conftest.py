@@ -29,6 +29,16 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parents[1]
 
+# Property tests run on a loaded two-core machine as well as an idle one: hypothesis's
+# 200 ms deadline per example measures the machine, not the code (two failed that way).
+try:
+    from hypothesis import settings as _hypothesis
+
+    _hypothesis.register_profile("flower", deadline=None)
+    _hypothesis.load_profile("flower")
+except ImportError:  # pragma: no cover - hypothesis comes with the dev extras
+    pass
+
 # With PYTHONDONTWRITEBYTECODE set (as on the development machine) pytest cannot cache the
 # assertion-rewritten test modules either, so every xdist worker parses and rewrites all of
 # them on every run: about 2 s of CPU per worker. Python's default is back on for the test

@@ -363,3 +363,25 @@ def test_need_skips_with_the_reason_and_fails_under_ci(monkeypatch: pytest.Monke
     monkeypatch.setattr(pytest_plugin, "IN_CI", True)
     with pytest.raises(pytest.fail.Exception, match=r"no server here \(CI=true: this must run\)"):
         pytest_plugin.need(False, "no server here")
+
+
+def test_the_model_prints_no_access_log(capfd: pytest.CaptureFixture[str]) -> None:
+    """BaseHTTPRequestHandler prints a line per request to stderr unless ``log_message``
+    is overridden: over a demo's run view that was about a hundred lines a run."""
+    import urllib.error
+    import urllib.request
+
+    from flower.testing import ScriptedModel, conversation, text
+
+    for quiet in (True, False):
+        with ScriptedModel([conversation("main", text("hi"))], quiet=quiet) as model:
+            body = json.dumps({"messages": [{"role": "user", "content": "x"}]}).encode()
+            for path in ("/v1/messages/count_tokens?beta=true", "/v1/messages?beta=true"):
+                request = urllib.request.Request(model.base_url + path, data=body, method="POST")
+                request.add_header("content-type", "application/json")
+                try:
+                    urllib.request.urlopen(request, timeout=10).read()
+                except urllib.error.HTTPError:
+                    pass  # count_tokens: 404, as the API would without the endpoint
+        captured = capfd.readouterr()
+        assert captured.err == "" and captured.out == "", (quiet, captured)

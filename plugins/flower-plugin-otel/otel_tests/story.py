@@ -13,6 +13,7 @@ collector down for the whole run (a closed loopback port), and on into Phoenix.
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import json
 import os
 import shutil
@@ -21,13 +22,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from flower.testing import ScriptedModel
+from flower.testing import ScriptedModel, need
 
-from . import scenario as SC
-from .backend import Phoenix, free_port, phoenix_executable
+need(
+    importlib.util.find_spec("httpx") is not None,
+    "the otel tests need httpx: pip install -e './plugins/flower-plugin-otel[test]'",
+)
+import httpx  # noqa: E402 - after the check: skipped with a reason, not a collection error
+
+from . import scenario as SC  # noqa: E402
+from .backend import Phoenix, free_port, phoenix_executable  # noqa: E402
 
 TELLINGS = ("off", "dead", "live")
 
@@ -87,7 +93,10 @@ def clean_env(model: ScriptedModel, home: Path, **extra: str) -> dict[str, str]:
     told before any test's own fixtures)."""
     drop = ("OTEL_", "FLOWER_", "CLAUDE_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
-    for name, value in {**model.env(home=home), "COLUMNS": "200", **extra}.items():
+    # this plugin and no other: another flower plugin the user has installed must not
+    # change what the story prints (its lines, its hooks)
+    only = {"FLOWER_LOAD_PLUGINS": "otel"}
+    for name, value in {**model.env(home=home), "COLUMNS": "200", **only, **extra}.items():
         if value:
             env[name] = value
         else:

@@ -22,10 +22,11 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 
 
-#: The plugin is installed in this environment (its tests import it).
-PLUGIN = importlib.util.find_spec("flower_plugin_web") is not None
+#: The plugin is installed in this environment with its test extras (its tests import both).
+PLUGIN = all(importlib.util.find_spec(name) is not None for name in ("flower_plugin_web", "httpx"))
 NOT_INSTALLED = (
-    "flower-plugin-web is not installed: pip install './plugins/flower-plugin-web[test]'"
+    "flower-plugin-web is not installed with its test extras:"
+    " pip install './plugins/flower-plugin-web[test]'"
 )
 
 

@@ -9,13 +9,13 @@ import threading
 import time
 from pathlib import Path
 
-import httpx
-
 from flower.testing import need
 
 from .conftest import NOT_INSTALLED, PLUGIN
 
 need(PLUGIN, NOT_INSTALLED)
+
+import httpx  # noqa: E402 - a test extra, like the plugin: after the check
 
 from .pages import TOKEN, hub_with_question, port_of, served  # noqa: E402
 

@@ -9,7 +9,6 @@ import json
 import os
 from pathlib import Path
 
-import httpx
 import pytest
 
 from flower.testing import need
@@ -18,6 +17,7 @@ from .conftest import NOT_INSTALLED, PLUGIN
 
 need(PLUGIN, NOT_INSTALLED)
 
+import httpx  # noqa: E402 - a test extra, like the plugin: after the check
 from flower_plugin_web import ending  # noqa: E402
 from flower_plugin_web.hub import Hub  # noqa: E402
 from flower_plugin_web.server import OVER  # noqa: E402

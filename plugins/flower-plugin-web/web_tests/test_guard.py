@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from flower.testing import need
@@ -23,6 +22,7 @@ from .conftest import NOT_INSTALLED, PLUGIN
 
 need(PLUGIN, NOT_INSTALLED)
 
+import httpx  # noqa: E402 - a test extra, like the plugin: after the check
 from flower_plugin_web.guard import Guard  # noqa: E402
 from flower_plugin_web.hub import Hub  # noqa: E402
 from flower_plugin_web.server import Running  # noqa: E402

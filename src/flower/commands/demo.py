@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 #: The request the demo makes (the script answers by role, not by these words).
 ASK = "写个 hello.txt"
 SCRIPT_NAME = "starter-demo.json"
+SCRIPT_NAME_EN = "starter-demo.en.json"
 #: In the demo folder's run dir: this folder is a demo's, its costs are simulated.
 DEMO_MARK = "demo.json"
 #: Pins the scripted model's port (0 or unset: a free one).
@@ -212,17 +213,19 @@ def web_command() -> click.Command | None:
     return None
 
 
-def demo_script() -> Path:
-    """The starter demo's script: inside the installed package (a wheel carries
-    ``examples/starter-demo.json`` as ``flower/_examples/``), else the checkout's."""
+def demo_script(lang: str | None = None) -> Path:
+    """The starter demo's script in ``lang`` (default: the language in effect; the script
+    routes by the roles' own words, so each language has its own): inside the installed
+    package (a wheel carries ``examples/starter-demo*.json`` as ``flower/_examples/``),
+    else the checkout's."""
+    from flower.core.lang import EN, current
+
+    name = SCRIPT_NAME_EN if (lang or current()) == EN else SCRIPT_NAME
     package = Path(__file__).resolve().parents[1]
-    for candidate in (
-        package / "_examples" / SCRIPT_NAME,
-        package.parents[1] / "examples" / SCRIPT_NAME,
-    ):
+    for candidate in (package / "_examples" / name, package.parents[1] / "examples" / name):
         if candidate.is_file():
             return candidate
-    return package / "_examples" / SCRIPT_NAME
+    return package / "_examples" / name
 
 
 def sealed_environment(
@@ -235,6 +238,7 @@ def sealed_environment(
     proxy, a cloud-provider setting, a plugin's credential) cannot reach the run.
     """
     from flower.core.env import DOTENV_SWITCH
+    from flower.core.lang import current
     from flower.testing.env import offline_env
     from flower.ui.render import SIMULATED_ENV
 
@@ -251,9 +255,9 @@ def sealed_environment(
             "NO_PROXY": "127.0.0.1,localhost",
             "no_proxy": "127.0.0.1,localhost",
             SIMULATED_ENV: "1",
-            # the script routes by the seed's Chinese role prompts: whatever language the
-            # user chose for their own runs, the demo's agents must speak the script's
-            "FLOWER_LANG": "zh",
+            # the demo plays the script of the language in effect (demo_script): its
+            # processes speak that language too
+            "FLOWER_LANG": current(),
         }
     )
     return env

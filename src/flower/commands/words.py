@@ -7,6 +7,11 @@ one of these words is the whole ask (one argument after the global flags), flowe
 what the word means instead, and never makes a model request:
 
 ==============  ===============================================================
+``list`` ``ls`` every run in the store (``flower status --all``)
+``show`` ``info`` ``log`` ``logs``  where the run here stands (``flower status``)
+``config`` ``doctor``  ``flower setup`` (the key, the endpoint, a probe of both)
+``start``       continue the run here (or ask what to do), as a bare ``flower``
+``quit`` ``exit`` ``stop``  one line: nothing runs between two flowers; Ctrl-C stops one
 ``help``        the help text (``flower --help``)
 ``version``     the version (``flower --version``)
 ``status``      ``flower status`` (a subcommand already)
@@ -48,11 +53,25 @@ WORDS: dict[str, str] = {
     "status": "flower status",
     "setup": "flower setup",
     "login": "flower setup",
+    "config": "flower setup",
     "continue": "flower",
     "resume": "flower",
+    "start": "flower",
     "new": "flower --new",
     "init": 'flower "make X"',
+    "list": "flower status --all",
+    "ls": "flower status --all",
+    "show": "flower status",
+    "info": "flower status",
+    "log": "flower status",
+    "logs": "flower status",
+    "doctor": "flower setup",
+    "quit": "Ctrl-C",
+    "exit": "Ctrl-C",
+    "stop": "Ctrl-C",
 }
+#: Words that mean "stop": nothing runs between two flowers, so they only say so.
+_STOP = frozenset({"quit", "exit", "stop"})
 #: ``ctx.meta`` key: the root group routed a first argument that is not a subcommand to
 #: ``go`` (``flower "make X"``), as opposed to ``flower go ...`` typed out.
 IMPLICIT = "flower.implicit_go"
@@ -62,6 +81,10 @@ NEW = "flower.word_new"
 _INIT = (
     'flower has no init: a folder needs none. Give it the work: flower "make X"'
     " (flower setup saves the API key)"
+)
+_STOPPED = (
+    "nothing to {word}: no flower runs between two commands. A running flower stops with"
+    " Ctrl-C in its terminal (its step is saved); flower status says where a run stands"
 )
 
 
@@ -81,13 +104,15 @@ def route(before: list[str], args: list[str]) -> list[str] | None:
         return None
     if word == "init":
         raise OneLineUsage(_INIT)
+    if word in _STOP:
+        raise OneLineUsage(_STOPPED.format(word=word))
     if word in ("help", "version"):
         return [*before, f"--{word}"]
-    if word in ("continue", "resume"):
+    if word in ("continue", "resume", "start"):
         return [*before, "go"]
     if word == "new":
         return [*before, "go", "--new"]
-    return [*before, "setup" if word == "login" else word]
+    return [*before, *WORDS[word].split()[1:]]
 
 
 def meant(args: list[str], commands: Iterable[str]) -> str | None:
@@ -101,10 +126,12 @@ def whole_ask(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
     flags came first: ``flower --timeout 0 continue``): ``continue``/``resume`` become no
     ask (a bare flower), ``new`` becomes ``--new``; the other words, and near-misses of
     any, stop with one line saying what to type. ``flower go help`` is left alone."""
+    if ctx.meta.get(IMPLICIT) and len(value) > 1 and value[0] == "go":
+        return value[1:]  # `flower --timeout 0 go help`: `go` named after go's own flags
     if not ctx.meta.get(IMPLICIT) or len(value) != 1:
         return value
     word = _word(value[0])
-    if word in ("continue", "resume"):
+    if word in ("continue", "resume", "start"):
         return ()
     if word == "new":
         ctx.meta[NEW] = True

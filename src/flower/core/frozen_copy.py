@@ -27,7 +27,7 @@ from flower.core.events import Event, EventCallback, emit
 from flower.core.lang import pick
 from flower.core.sections import load_text, save_text
 
-__all__ = ["TOLD", "check", "keep"]
+__all__ = ["TOLD", "check", "digest", "keep", "remember", "remembered"]
 
 CHANGED = "在 flower 之外被改过,已换回冻结时的内容"
 CHANGED_EN = "was changed outside flower; the frozen text is back"
@@ -59,6 +59,38 @@ def keep(runtime: Any, path: str | Path) -> None:
     from flower.core.state_copy import save_state
 
     save_state(runtime, run, **{path.name: text})
+
+
+def digest(text: str) -> str:
+    """The SHA-256 of ``text`` (the store's own, :func:`flower.stores.documents.digest`)."""
+    from flower.stores.documents import digest as sha
+
+    return sha(text)
+
+
+def remember(runtime: Any, name: str, text: str) -> None:
+    """Keep the hash of ``text`` under ``name`` in the run's store (what a frozen document
+    was made from: the goal, the brief it was set from)."""
+    saver = getattr(getattr(runtime, "store", None), "save_document", None)
+    run = _run(runtime)
+    if run and callable(saver):
+        try:
+            saver(run, name, digest(text), socket.gethostname())
+        except Exception as exc:  # the check is lost, not the run
+            print(f"flower: could not keep {name} in the store: {exc}", file=sys.stderr)
+
+
+def remembered(runtime: Any, name: str) -> str | None:
+    """The hash :func:`remember` kept under ``name``, or ``None``."""
+    loader = getattr(getattr(runtime, "store", None), "load_document", None)
+    run = _run(runtime)
+    if not run or not callable(loader):
+        return None
+    try:
+        found = loader(run, name)
+    except Exception:
+        return None
+    return str(found["text"]) if found else None
 
 
 def check(runtime: Any, path: str | Path, *, step: str = "", on_event: EventCallback = None) -> str:

@@ -376,6 +376,16 @@ class _Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
+#: The usage of a reply no conversation scripted: nothing (a side question the script has
+#: no answer for must not show a cost).
+UNBILLED = {
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "cache_creation_input_tokens": 0,
+    "cache_read_input_tokens": 0,
+}
+
+
 class _Handler(BaseHTTPRequestHandler):
     model: ScriptedModel
     protocol_version = "HTTP/1.1"
@@ -417,9 +427,9 @@ class _Handler(BaseHTTPRequestHandler):
         if turn is not None and turn.delay:
             time.sleep(turn.delay)
         stream = bool(rec.body.get("stream"))
-        if conv is None:
+        if conv is None:  # not the model's answer: nothing is billed for it
             turn = Turn(text="(no scripted conversation matches this request)")
-            self._reply(message_for(turn, rec, conv, billed=self._bill(rec)), stream)
+            self._reply(message_for(turn, rec, conv, usage=UNBILLED), stream)
         elif turn is None:
             self._reply(
                 message_for(Turn(text=conv.after_end), rec, conv, billed=self._bill(rec)), stream

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.core.events import Event, EventCallback, emit
-from flower.core.frozen_copy import keep
+from flower.core.frozen_copy import digest, keep, remember, remembered
 from flower.core.goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY, Goal, Verdict
 from flower.core.held_out import parse_scripts, replace_scripts
 from flower.core.lang import pick
@@ -78,6 +78,8 @@ flower 每一轮都会在一份丢弃式的副本里亲自跑这些命令,跑不
 """
 
 CHECK_STATES = ("passed", "failed", "cannot_run")
+#: The store keeps, beside the frozen goal, the hash of the brief it was set from.
+SET_FROM = "@brief"
 
 VERIFY_PROMPT = """\
 判定这一轮的活做完了没有。
@@ -221,8 +223,9 @@ def goal_step(
         retries=retries,
         on_fail=on_fail,
     )
-    frozen = step.gate
-    assert frozen is not None
+    frozen, skips = step.gate, step.when
+    assert frozen is not None and skips is not None
+    mark = f"{path.name}{SET_FROM}"
 
     def gate(result: StepResult, ctx: Ctx) -> bool:
         if not frozen(result, ctx):  # type: ignore[truthy-bool]
@@ -230,9 +233,22 @@ def goal_step(
         runtime = ctx.get("_runtime")
         if runtime is not None:  # the scripts no worker sees, frozen with the goal
             replace_scripts(runtime, parse_scripts(result.text))
+            remember(runtime, mark, str(ctx.get(brief_key) or ""))
         return True
 
-    return replace(step, gate=gate)
+    def when(ctx: Ctx) -> bool:
+        """As frozen_step's (a complete goal skips the step), except that a goal set from
+        another brief than today's is set again: a remark that amended the brief whose
+        re-set failed (the budget, a broken answer) must not leave the old goal standing
+        as if it were done."""
+        runs = bool(skips(ctx))
+        runtime = ctx.get("_runtime")
+        if runs or runtime is None:
+            return runs
+        set_from = remembered(runtime, mark)
+        return set_from is not None and set_from != digest(str(ctx.get(brief_key) or ""))
+
+    return replace(step, gate=gate, when=when)
 
 
 def _summed_up(on_event: EventCallback) -> EventCallback:
