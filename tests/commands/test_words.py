@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from flower import __version__
 from flower.cli import main
 from flower.commands.typo import allowed, distance
-from flower.commands.words import WORDS
+from flower.commands.words import TYPO_WORDS, WORDS
 from flower.testing import ScriptedModel, text
 
 #: A near-miss of each word (a typo or a transposition away).
@@ -47,7 +47,7 @@ def invoke(*args: str) -> tuple[int, str]:
 
 
 def test_every_word_has_a_near_miss_within_the_typo_distance() -> None:
-    assert set(NEAR) == set(WORDS)
+    assert set(NEAR) == set(TYPO_WORDS) and TYPO_WORDS <= set(WORDS)
     for word, typo in NEAR.items():
         assert 0 < distance(word, typo) <= allowed(word), (word, typo)
 
@@ -76,13 +76,25 @@ def test_a_word_alone_does_what_it_says_and_asks_the_model_nothing(
         "resume": (2, "say what to do"),
         "new": (2, "say what to do"),
         "init": (2, 'flower has no init: a folder needs none. Give it the work: flower "make X"'),
+        "config": (2, "flower setup: needs a terminal"),
+        "doctor": (2, "flower setup: needs a terminal"),
+        "start": (2, "say what to do"),
+        "list": (0, "no runs in the session store yet"),
+        "ls": (0, "no runs in the session store yet"),
+        "show": (0, "nothing has run in"),
+        "info": (0, "nothing has run in"),
+        "log": (0, "nothing has run in"),
+        "logs": (0, "nothing has run in"),
+        "quit": (2, "nothing to quit: no flower runs between two commands"),
+        "exit": (2, "nothing to exit: no flower runs between two commands"),
+        "stop": (2, "nothing to stop: no flower runs between two commands"),
     }
     assert (code, expected[word][1] in output) == (expected[word][0], True), output
     assert "Traceback" not in output
     assert scripted_model.requests == []
 
 
-@pytest.mark.parametrize("word", sorted(WORDS))
+@pytest.mark.parametrize("word", sorted(TYPO_WORDS))
 def test_a_near_miss_of_a_word_says_what_to_type(
     word: str,
     scripted_model: ScriptedModel,
@@ -129,7 +141,8 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         (["help", "me", "write", "tests"], "help me write tests", False),  # not alone
         (["continue the work"], "continue the work", False),  # a sentence
         (["refactor"], "refactor", False),  # one word that is none of them
-        (["lint"], "lint", False),  # two edits from "init": allowed only one
+        (["lint"], "lint", False),  # two edits from "init", one from "list": a request
+        (["--timeout", "0", "go", "help"], "help", False),  # `go` after go's flags
     ],
 )
 def test_where_each_form_goes(

@@ -24,7 +24,8 @@ what the word means instead, and never makes a model request:
 ==============  ===============================================================
 
 A word one or two typos away (``hlep``, ``contineu``; the distance of
-:mod:`flower.commands.typo`) stops with "did you mean", as a misspelt subcommand does.
+:mod:`flower.commands.typo`) stops with "did you mean", as a misspelt subcommand does; only
+for the words of :data:`TYPO_WORDS` (``lint`` is one edit from ``list``, and a request).
 
 The shell removes quotes before flower sees its arguments, so ``flower "help"`` is the
 same single word as ``flower help`` and is not sent either; ``flower go help`` sends the
@@ -44,7 +45,7 @@ import click
 from flower.commands.typo import misspelt_command
 from flower.commands.usage import OneLineUsage
 
-__all__ = ["IMPLICIT", "NEW", "WORDS", "meant", "route", "whole_ask"]
+__all__ = ["IMPLICIT", "NEW", "TYPO_WORDS", "WORDS", "meant", "route", "whole_ask"]
 
 #: What each word does, for the help of this module and the tests that walk the list.
 WORDS: dict[str, str] = {
@@ -72,6 +73,11 @@ WORDS: dict[str, str] = {
 }
 #: Words that mean "stop": nothing runs between two flowers, so they only say so.
 _STOP = frozenset({"quit", "exit", "stop"})
+#: The words a near miss is checked against. The others count only as typed: a short
+#: word one edit from ``list`` is ``lint``, a request people make.
+TYPO_WORDS = frozenset(
+    {"help", "version", "status", "setup", "login", "continue", "resume", "new", "init"}
+)
 #: ``ctx.meta`` key: the root group routed a first argument that is not a subcommand to
 #: ``go`` (``flower "make X"``), as opposed to ``flower go ...`` typed out.
 IMPLICIT = "flower.implicit_go"
@@ -117,7 +123,7 @@ def route(before: list[str], args: list[str]) -> list[str] | None:
 
 def meant(args: list[str], commands: Iterable[str]) -> str | None:
     """The subcommand, or (for a lone word) the word, ``args[0]`` is probably a typo of."""
-    names = set(commands) | (set(WORDS) if len(args) == 1 else set())
+    names = set(commands) | (set(TYPO_WORDS) if len(args) == 1 else set())
     return misspelt_command(args, names)
 
 
@@ -141,7 +147,7 @@ def whole_ask(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
             f"{value[0]!r} alone is not sent as a request: type `{WORDS[word]}`",
             f"To send it as a request, write `flower go {value[0]}`",
         )
-    near = misspelt_command(list(value), WORDS)
+    near = misspelt_command(list(value), TYPO_WORDS)
     if near is not None:
         raise OneLineUsage(
             f"{value[0]!r} looks like a misspelt word: did you mean `flower {near}`?",
