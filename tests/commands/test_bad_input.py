@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -115,6 +116,8 @@ def _bad_urls(tmp: Path) -> list[tuple[str, str]]:
         (f"{afile}/x.db", f"{afile} is not a folder"),
         (str(tmp), f"names the folder {tmp}, not a database file"),
         ("redis://cache:6379/0", "unknown session store URL 'redis://cache:6379/0'"),
+        ("postgresql://", "names no database"),  # once: the server's default database
+        ("postgresql://localhost:5432", "names no database"),
     ]
 
 
@@ -149,6 +152,19 @@ def test_a_bad_store_url_is_one_line_and_creates_nothing(
         assert "FLOWER_STORE_URL" in lines[0] and said in lines[0], (value, lines[0])
         assert snapshot(tmp_path) == before, value  # not even the workspace
     assert scripted_model.requests == []
+
+
+def test_status_with_a_shared_store_that_does_not_answer_says_so(tmp_path: Path) -> None:
+    """Not "nothing has run": the store that would know cannot be asked."""
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    url = f"postgresql://127.0.0.1:{port}/test"
+    for args in (["status", "-w", str(tmp_path)], ["status", "--all"]):
+        code, lines = invoke(*args, env={"FLOWER_STORE_URL": url})
+        assert code == 2 and len(lines) == 1, lines
+        assert "cannot reach the session database" in lines[0], lines
+        assert "nothing has run" not in lines[0]
 
 
 def test_the_literal_nonexistent_folder_is_not_created(tmp_path: Path) -> None:

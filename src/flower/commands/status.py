@@ -33,6 +33,9 @@ def status(
     g: Globals,
 ) -> None:
     """Where the run in this folder stands: steps, rounds, cost, the last verdict, questions."""
+    unreachable = shared_store_problem()
+    if unreachable:  # "nothing has run" would be a guess: the store that knows cannot say
+        raise click.UsageError(unreachable)
     if every_run:
         listed = runs_in_store(g.run_dir)
         if as_json:
@@ -225,6 +228,24 @@ def _from_store(run_dir: Path, read: Any) -> Any:
         return read(database)
     finally:
         database.close()
+
+
+def shared_store_problem() -> str | None:
+    """Why the shared store ``FLOWER_STORE_URL`` names cannot be read now (one line), or
+    ``None`` (no shared store, or it answers)."""
+    import os
+
+    from flower.stores.database import StoreDatabase
+    from flower.stores.errors import StoreError
+
+    url = os.environ.get("FLOWER_STORE_URL", "").strip()
+    if not url:
+        return None
+    try:
+        StoreDatabase(url).close()
+    except StoreError as exc:
+        return str(exc)
+    return None
 
 
 def runs_in_store(run_dir: Path) -> list[dict[str, Any]]:

@@ -117,7 +117,7 @@ def store_url_problem(value: str, *, plugin_schemes: bool = False) -> str | None
     if scheme is not None and scheme.split("+")[0] not in KNOWN_SCHEMES:
         return None if plugin_schemes else str(unknown_scheme(value))
     if not is_sqlite(value):
-        return None
+        return _server_problem(value, shown)
     path = sqlite_path(to_url(value))
     if path is None:  # in memory
         return None
@@ -134,6 +134,20 @@ def store_url_problem(value: str, *, plugin_schemes: bool = False) -> str | None
             f" create it, or use e.g. {URL_VARIABLE}={EXAMPLE}"
         )
     return None
+
+
+def _server_problem(value: str, shown: str) -> str | None:
+    """A server URL must name its database: ``postgresql://`` alone reached the server's
+    default database over the local socket and created flower's tables there. (The
+    host may be left out: the local socket is a fine place to meet a server.)"""
+    from urllib.parse import urlsplit
+
+    if urlsplit(value).path.lstrip("/"):
+        return None
+    return (
+        f"{URL_VARIABLE}={shown!r} names no database (flower would create its tables in the"
+        f" server's default one): name it, e.g. {URL_VARIABLE}=postgresql://user@host/flower"
+    )
 
 
 def _looks_like_path(value: str) -> bool:
