@@ -267,3 +267,17 @@ def test_a_read_only_workspace_is_one_line_and_leaves_no_lock_or_store(
     ]
     assert snapshot(ro, rw) == before  # no run.lock, no sessions.db in the writable -r
     assert scripted_model.requests == []
+
+
+def test_a_request_too_big_for_a_prompt_is_one_line_and_creates_nothing(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A 5 MB request was taken whole (and filled the first context before a word was
+    said): one line says to put it in a file, before anything exists."""
+    from flower.commands.go import MAX_ASK
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    code, lines = invoke("-w", str(ws), "--timeout", "0", "x" * (MAX_ASK + 1))
+    assert code == 2 and len(lines) == 1 and "put the long part in a file" in lines[0], lines
+    assert list(ws.iterdir()) == [] and scripted_model.requests == []

@@ -124,6 +124,9 @@ def go(
     Ctrl-C again quits at once, the step in flight saved for the next flower.
     """  # fmt: skip
     new = new or bool(click.get_current_context().meta.get(NEW))  # the ask was `new`: words.py
+    too_big = ask_too_big(" ".join(ask))
+    if too_big:
+        raise click.UsageError(too_big)
     if g.workbench:
         raise click.UsageError(
             "-W/--workbench is for `once` and `run`: the main job always keeps its workbench"
@@ -186,6 +189,22 @@ def budget_stopped(stop: BudgetReached, g: Globals, command: str) -> int:
     click.echo(f"  the step in flight is saved ({manifest}) and goes on where it stopped")
     click.echo(f"  to go on, raise the budget: {command}{flags} --budget {stop.suggested:g}")
     return EXIT_BUDGET
+
+
+#: The longest request flower takes on the command line or standard input, in characters:
+#: a request is read whole into every prompt of the run (the brief, the goal, each round),
+#: so a document belongs in a file the request names.
+MAX_ASK = 50_000
+
+
+def ask_too_big(ask: str) -> str | None:
+    """One line when ``ask`` is longer than :data:`MAX_ASK`, else ``None``."""
+    if len(ask) <= MAX_ASK:
+        return None
+    return (
+        f"the request is {len(ask):,} characters long (at most {MAX_ASK:,}): put the long part"
+        ' in a file in the workspace and say so, e.g. flower "do what notes/spec.md says"'
+    )
 
 
 def read_ask(

@@ -182,7 +182,7 @@ def _continue_starter(
     new: bool,
 ) -> int:
     """The banner, the question of what to do, the workflow, the run (the lock is held)."""
-    from flower.commands.go import AGAIN, read_ask
+    from flower.commands.go import AGAIN, ask_too_big, read_ask
     from flower.commands.pending import ask_stale
     from flower.core.ledger import goal_met
     from flower.core.outcome import describe as describe_outcome
@@ -216,6 +216,10 @@ def _continue_starter(
             if read is None:
                 return EXIT_QUIT
             ask, new = read
+            too_big = ask_too_big(ask)
+            if too_big:
+                print_error(too_big)
+                return EXIT_USAGE
         if finished and ask == AGAIN:  # another round anyway, as Enter would on a wake
             ask = ""
         elif finished and not ask and not new:  # done: nothing is spent without being asked
