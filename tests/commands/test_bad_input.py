@@ -281,3 +281,37 @@ def test_a_request_too_big_for_a_prompt_is_one_line_and_creates_nothing(
     code, lines = invoke("-w", str(ws), "--timeout", "0", "x" * (MAX_ASK + 1))
     assert code == 2 and len(lines) == 1 and "put the long part in a file" in lines[0], lines
     assert list(ws.iterdir()) == [] and scripted_model.requests == []
+
+
+def test_a_dead_endpoint_is_one_line_in_seconds_and_creates_nothing(tmp_path: Path) -> None:
+    """The CLI retries a refused connection ten times over three and a half minutes
+    before it says so; flower shakes hands once first."""
+    import time
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": "sk-ant-x" * 3}
+    started = time.monotonic()
+    code, lines = invoke("-w", str(ws), "--timeout", "0", "make x", env=env)
+    assert code == 2 and len(lines) == 1, lines
+    assert f"nothing answers at 127.0.0.1:{port}" in lines[0], lines
+    assert time.monotonic() - started < 30
+    assert list(ws.iterdir()) == []
+
+
+@pytest.mark.e2e
+def test_a_key_the_api_refuses_exits_2(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A refused key is bad input, as a missing one is (README: credentials exit 2)."""
+    from flower.testing import conversation, text
+
+    refused = text("never", fail_always=401)
+    scripted_model.play([conversation("any", refused)])
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    code, lines = invoke("-w", str(ws), "--timeout", "0", "make x")
+    assert code == 2, lines

@@ -130,13 +130,17 @@ def launch_starter(
 ) -> int:
     """``flower go``: build the starter flow for ``ask`` and drive it. A run whose store
     is gone stops in one line unless ``recover`` (``core/state_copy.py``)."""
-    from flower.commands.startup import lost_store, unwritable_workspace
+    from flower.commands.startup import dead_endpoint, lost_store, unwritable_workspace
     from flower.core.agent import HandoffPolicy
     from flower.stores.trim import TrimPolicy
 
     refusal = unwritable_workspace(g.workspace)  # before the run folder, store and lock
     if refusal is not None:
         print_error(refusal)
+        return EXIT_USAGE
+    dead = dead_endpoint(g.workspace)  # in seconds, not after the CLI's 3.5 minutes
+    if dead is not None:
+        print_error(dead)
         return EXIT_USAGE
     lost = None if new else lost_store(g.workspace, g.run_dir, _bench(g, settings))
     if lost is not None and not recover:  # never a silent reset of the budget or ledger

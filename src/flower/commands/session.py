@@ -25,6 +25,7 @@ written to the manifest (``flower`` here continues it), exit 130, no traceback.
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import sys
 import threading
@@ -33,7 +34,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flower.commands import EXIT_FAILED, EXIT_OK, EXIT_QUIT, EXIT_STUCK
+from flower.commands import EXIT_FAILED, EXIT_OK, EXIT_QUIT, EXIT_STUCK, EXIT_USAGE
 from flower.core.pending import PendingFile
 
 if TYPE_CHECKING:
@@ -108,6 +109,8 @@ class Session:
             code = EXIT_FAILED if ctx.get("_failed_at") else EXIT_OK
             if ctx.get("_stuck"):
                 code = EXIT_STUCK
+            elif code == EXIT_FAILED and refused_credentials(str(ctx.get("_failed_why") or "")):
+                code = EXIT_USAGE  # a key the API refused is bad input, as a missing one is
         except asyncio.CancelledError:
             if not self.state.quitting:
                 raise
@@ -322,6 +325,21 @@ class Session:
             )
         elif payload.get("state") == "timeout" and self.channel is not None:
             self.channel.timeout_s = 0
+
+
+#: What the API (through the CLI) says when it refuses the credentials themselves.
+_REFUSED = re.compile(
+    r"authentication[_ ](?:error|failed)|invalid[ _-]?(?:x-)?api[ _-]?key|invalid bearer"
+    r"|\bHTTP 40[13]\b|\bpermission_error\b|oauth token (?:has )?(?:expired|revoked)"
+    r"|credit balance|\bbilling(?:_error)?\b",
+    re.IGNORECASE,
+)
+
+
+def refused_credentials(why: str) -> bool:
+    """Whether a step failed because the API refused the key (exit 2, as for a missing
+    key: the fix is the key, not another run)."""
+    return bool(_REFUSED.search(why))
 
 
 def print_error(text: str) -> None:

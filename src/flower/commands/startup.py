@@ -139,3 +139,36 @@ def lost_store(workspace: Path, run_dir: Path, workbench_root: Path) -> tuple[st
         f" in {state_path(run)}: put the store back, or run again with --recover to carry"
         " on from that copy (the conversations start over), or --new to start over"
     )
+
+
+#: Variables that send the CLI through a proxy: then a direct handshake proves nothing.
+_PROXIES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def dead_endpoint(workspace: Path) -> str | None:
+    """One line when nothing answers at the API's address (no name, or no connection
+    within 5 s), else ``None``: the CLI would otherwise retry ten times over three and a
+    half minutes before it said "connection refused". Only with credentials known (else
+    setup comes first) and without a proxy (a direct handshake would prove nothing)."""
+    import os
+
+    from flower.core.assembly import read_dotenv
+    from flower.core.credentials import check_credentials
+    from flower.core.resilience import endpoint, reachable
+
+    read_dotenv(workspace)  # what the run will use: the .env files fill the gaps
+    try:
+        check_credentials()
+    except RuntimeError:
+        return None
+    if any(os.environ.get(name) for name in _PROXIES):
+        return None
+    host, port = endpoint()
+    if reachable(host, port, timeout=5.0):
+        return None
+    named = os.environ.get("ANTHROPIC_BASE_URL")
+    where = f" (ANTHROPIC_BASE_URL={named})" if named else ""
+    return (
+        f"nothing answers at {host}:{port}{where}: check the address and the network"
+        " (flower setup tests the endpoint and the key), then run flower again"
+    )
