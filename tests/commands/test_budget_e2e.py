@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,31 @@ def test_a_budget_stops_a_run_mid_round_and_a_raised_one_continues_the_same_sess
     assert report["budget"]["cap"] == 1.0 and report["budget"]["reached"] is False
     assert report["budget"]["spent"] == pytest.approx(cost(scripted_model))  # judge, bequest
     assert "budget: $0.0612 of $1 spent (6%), $0.9388 left" in lines
+
+
+def test_an_answer_that_arrived_whole_is_kept_when_the_budget_stops_its_session(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The CLI ends a session at its budget after the turn that crossed it: when that turn
+    was the goal setter's whole answer, the answer is kept (the goal frozen), not paid
+    for again by the next run; the budget stops the run at the next session."""
+    import subprocess
+
+    from ..workflow import scripts as S
+
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    scripted_model.play(S.one_round(S.ACHIEVED, S.DISPATCH, text(S.ROUND1)))
+    flower = str(Path(sys.executable).with_name("flower"))
+    args = [flower, "-w", str(ws), "写个 hello.txt", "--timeout", "0", "--no-bequest"]
+    first = subprocess.run([*args, "--budget", "0.03"], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=300)  # fmt: skip
+    assert first.returncode == 3, first.stdout[-3000:]
+    goal = ws / ".flower" / "notes" / "目标.md"
+    assert goal.is_file() and "cat hello.txt" in goal.read_text(encoding="utf-8"), first.stdout
+    assert len(scripted_model.requests_for("goal")) == 1
+    again = subprocess.run([flower, "-w", str(ws), "--timeout", "0", "--no-bequest",
+                            "--budget", "5"], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=300)  # fmt: skip
+    assert "设定目标 skipped" in again.stdout, again.stdout[-3000:]
+    assert len(scripted_model.requests_for("goal")) == 1  # not asked (nor paid) again

@@ -337,6 +337,7 @@ async def run_attempt(
         live.open(stop)
     api_error: str | None = None
     last_message: str | None = None
+    final_text, final_id = "", None
 
     def seen(sid: str | None) -> None:
         if not sid or sid == got.session_id:
@@ -412,6 +413,10 @@ async def run_attempt(
                         if message.model == SYNTHETIC_MODEL:
                             api_error = message.error or api_error
                             continue
+                        if main:  # the turn's last words, if it ends on them
+                            same = message.message_id is not None and message.message_id == final_id
+                            final_text = reply_text(message, final_text if same else "")
+                            final_id = message.message_id
                         if main and watch:
                             track(live, rt.handoff, message, last_message, step, on_event, stop)
                             last_message = message.message_id or last_message
@@ -427,6 +432,8 @@ async def run_attempt(
                         got.usage = dict(message.usage or {})
                         got.text = message.result or ""
                         got.ok = not message.is_error and message.subtype == "success"
+                        if answered_within_budget(message, final_text):
+                            got.text, got.ok = final_text, True  # the answer is whole: keep it
                         if not got.ok:
                             got.error = error_text(message, api_error)
                     else:  # tool results, and whatever else the SDK streams
@@ -434,8 +441,9 @@ async def run_attempt(
                 tasks.cancel_scope.cancel()
     except Exception as exc:  # the CLI died, could not start, or the stream broke
         inner = leaf(exc)
-        got.ok = False
-        got.error = f"{type(inner).__name__}: {inner}".strip()
+        if not (got.ok and got.text == final_text and final_text):  # not the budget's exit
+            got.ok = False
+            got.error = f"{type(inner).__name__}: {inner}".strip()
     finally:
         if watch:
             said = live.close()
@@ -449,6 +457,29 @@ async def run_attempt(
     if got.ok:
         got.error = None
     return got
+
+
+def reply_text(message: Any, before: str) -> str:
+    """The text of a main-thread reply with no tool call (its last words so far), or ""
+    once it calls a tool; one API message arrives as one message per block, so a text
+    block adds to ``before`` (the same message's text so far: the caller passes "" for a
+    new message)."""
+    blocks = list(getattr(message, "content", []) or [])
+    if any(type(b).__name__ == "ToolUseBlock" for b in blocks):
+        return ""
+    said = "".join(str(getattr(b, "text", "") or "") for b in blocks)
+    return f"{before}{said}" if said else before
+
+
+def answered_within_budget(message: Any, final_text: str) -> bool:
+    """The CLI stopped the session at its budget (``error_max_budget_usd``) after the turn
+    had ended on a whole answer: the answer was paid for and is kept (the budget stops
+    the run at the next session instead)."""
+    return (
+        getattr(message, "subtype", "") == "error_max_budget_usd"
+        and getattr(message, "stop_reason", None) == "end_turn"
+        and bool(final_text.strip())
+    )
 
 
 async def reported_window(client: Any) -> int | None:
