@@ -8,6 +8,7 @@ the home are hashed before and after; nothing may change and nothing may still l
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 from pathlib import Path
 
@@ -104,3 +105,18 @@ def test_output_is_capped_redacted_and_ends_kept(
     (result,) = asyncio.run(run_checks(noisy, tmp_path / "ws"))
     assert key not in result.tail and "[已隐去 ANTHROPIC_API_KEY]" in result.tail
     assert len(result.tail) <= 2000 and result.tail.rstrip().endswith("END")
+
+
+def test_a_tool_that_lives_under_tmp_is_still_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check's /tmp is fresh, but a virtualenv or a tool made under /tmp (a CI clone's
+    .venv) is bound back: the interpreter on PATH runs (found on a fresh clone in /tmp)."""
+    tool = tmp_path / "bin" / "say-hi"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho hi-from-tmp\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tool.parent}:{os.environ['PATH']}")
+    (tmp_path / "ws").mkdir()
+    (result,) = asyncio.run(run_checks(checks("`say-hi` prints `hi-from-tmp`"), tmp_path / "ws"))
+    assert result.passed, (result.why, result.tail)

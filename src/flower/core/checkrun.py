@@ -276,8 +276,10 @@ def _bwrap(
             argv += ["--tmpfs", str(root)]
         elif root.exists():
             argv += ["--ro-bind", "/dev/null", str(root)]
-    for place in shown:
-        if place != ws and place.exists() and any(_inside(place, h) for h in hidden):
+    covered = [*hidden, Path("/tmp")]  # /tmp is a fresh tmpfs too
+    path_dirs = [Path(p) for p in env.get("PATH", "").split(os.pathsep) if p]
+    for place in dict.fromkeys([*shown, *path_dirs]):  # what a command needs, shown again
+        if place != ws and place.exists() and any(_inside(place, c) for c in covered):
             argv += ["--ro-bind", str(place), str(place)]
     argv += ["--bind", str(view), str(ws), "--dir", CHECK_HOME]
     if held_out is not None and held_out.is_dir():

@@ -233,7 +233,7 @@ def goal_step(
         runtime = ctx.get("_runtime")
         if runtime is not None:  # the scripts no worker sees, frozen with the goal
             replace_scripts(runtime, parse_scripts(result.text))
-            remember(runtime, mark, str(ctx.get(brief_key) or ""))
+            remember(runtime, mark, _brief_text(ctx, brief_key))
         return True
 
     def when(ctx: Ctx) -> bool:
@@ -246,9 +246,20 @@ def goal_step(
         if runs or runtime is None:
             return runs
         set_from = remembered(runtime, mark)
-        return set_from is not None and set_from != digest(str(ctx.get(brief_key) or ""))
+        return set_from is not None and set_from != digest(_brief_text(ctx, brief_key))
 
     return replace(step, gate=gate, when=when)
+
+
+def _brief_text(ctx: Ctx, brief_key: str) -> str:
+    """The brief a goal is set from, as its file holds it (the same whatever language the
+    run speaks), else as the step handed it on."""
+    from flower.core.sections import load_text
+
+    brief = ctx.get("_brief")
+    path = getattr(brief, "path", None)
+    text = load_text(path) if path else None
+    return text if text is not None else str(ctx.get(brief_key) or "")
 
 
 def _summed_up(on_event: EventCallback) -> EventCallback:
