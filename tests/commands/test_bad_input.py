@@ -95,6 +95,35 @@ def test_help_is_unchanged() -> None:
     assert lines[0].startswith("Usage: ") and "Commands:" in lines
 
 
+def test_no_help_page_shows_docstring_markup() -> None:
+    """Help is read in a terminal: reStructuredText's double backticks are noise there."""
+    import click
+
+    def pages(cmd: click.Command, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+        found = [path]
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                if not sub.hidden:
+                    found += pages(sub, (*path, name))
+        return found
+
+    for path in pages(main, ()):
+        code, lines = invoke(*path, "--help")
+        assert code == 0, path
+        assert not any("``" in line for line in lines), (path, [ln for ln in lines if "``" in ln])
+
+
+def test_status_offers_only_the_options_that_mean_something_there() -> None:
+    """``flower status`` reads: it makes no folder, runs no agent, trims nothing."""
+    code, lines = invoke("status", "--help")
+    text = "\n".join(lines)
+    assert code == 0 and "--workspace" in text and "--run-dir" in text and "--json" in text
+    for meaningless in ("--trim", "--workbench", "--verbose", "created if missing"):
+        assert meaningless not in text, meaningless
+    code, lines = invoke("status", "--trim")
+    assert code == 2 and lines == ["flower status: no such option '--trim'."]
+
+
 def test_a_workspace_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
@@ -152,6 +181,48 @@ def test_a_bad_store_url_is_one_line_and_creates_nothing(
         assert "FLOWER_STORE_URL" in lines[0] and said in lines[0], (value, lines[0])
         assert snapshot(tmp_path) == before, value  # not even the workspace
     assert scripted_model.requests == []
+
+
+#: Refusals that come after the run folder (and its store) were opened.
+LATE_REFUSALS = [
+    [""],
+    ["go", "   "],
+    ["-w", "{ws}/new/deeper", ""],  # the folders -w made go too
+    ["once", "--resume", "no-such-session", "hi"],
+]
+
+
+@pytest.mark.parametrize("command", LATE_REFUSALS, ids=lambda c: " ".join(c) or "empty")
+def test_a_refusal_after_the_store_opened_leaves_nothing_behind(
+    command: list[str],
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    before = snapshot(tmp_path)
+    code, lines = invoke(*[a.replace("{ws}", str(tmp_path)) for a in command])
+    assert code == 2 and len(lines) == 1, lines
+    assert snapshot(tmp_path) == before  # no runs/sessions.db, no run.lock, no folders
+
+
+def test_a_refusal_in_a_folder_that_has_a_run_leaves_it_as_it_was(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Only what this process made is taken away: an existing run folder stays, even
+    an empty store (someone else's, or one a later step will fill)."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "keep.txt").write_text("mine")
+    before = snapshot(tmp_path)
+    code, _ = invoke("-w", str(tmp_path), "")
+    assert code == 2
+    after = snapshot(tmp_path)
+    assert (runs / "keep.txt").read_text() == "mine"
+    assert {k: v for k, v in after.items() if k in before} == before
 
 
 def test_status_with_a_shared_store_that_does_not_answer_says_so(tmp_path: Path) -> None:

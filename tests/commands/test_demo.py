@@ -206,10 +206,20 @@ def test_the_demo_plays_a_whole_run_and_never_reaches_the_users_endpoint(
             assert page.status == 200
     again.type("/again")
     assert again.finish() == 0, again.text[-3000:]
-    assert "ROUND-3" in again.text and "round 3/3): achieved" in again.text
+    # its third round, the first of this process's three: never "round 3/3"
+    assert "ROUND-3" in again.text and "round 3, 1/3 this time): achieved" in again.text
     assert not costs_unlabelled(again.text), costs_unlabelled(again.text)
     assert f"flower demo: kept in {folder}" in again.text
     assert listener.connections == 0
+
+    # Enter on the finished demo: the hint names the demo's commands, not the main job's
+    # (which would run in this folder with the user's own credentials)
+    left = Flower("demo", cwd=here, env=env)
+    expect(left, "Enter = leave it as it is", listener)
+    left.type("")
+    assert left.finish() == 0, left.text[-3000:]
+    assert "the demo finished last time. flower demo --new" in left.text, left.text[-2000:]
+    assert "flower --new" not in left.text and 'flower "' not in left.text
 
 
 def test_a_scripted_model_that_cannot_start_stops_the_demo_in_one_line(

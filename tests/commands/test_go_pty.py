@@ -239,7 +239,9 @@ def test_a_run_stopped_by_a_gate_says_why_then_and_at_the_next_wake(
     status = subprocess.run(
         [FLOWER, "status", "-w", str(workspace)], capture_output=True, text=True, check=True
     )
-    assert "x  设定目标" in status.stdout and "refused: the answer lacked" in status.stdout
+    assert (
+        "x  设定目标" in status.stdout and "answer not accepted: the answer lacked" in status.stdout
+    )
     assert "last time it stopped at 设定目标: the answer lacked" in status.stdout
     rows = {row["step"]: row for row in manifest(workspace)}
     assert rows["设定目标"]["refused"].startswith("the answer lacked")
@@ -304,6 +306,21 @@ def test_ctrl_c_stops_the_running_tool_at_once_and_enter_goes_on(
     assert resumed.messages[0] == scripted_model.requests_for("work")[0].messages[0]  # same one
     assert not (workspace / "late.txt").exists()
     assert "doesn't want to proceed" not in run.text and "STOP" not in run.text
+
+
+def test_ctrl_c_at_the_first_prompt_quits_and_leaves_the_folder_as_it_was(
+    scripted_model: ScriptedModel, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A bare flower in a new folder asks what to do; Ctrl-C there quits (130), and the
+    next flower is not greeted as a wake by an empty store left behind."""
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    run = Flower(cwd=folder)
+    run.expect("What should it do?")
+    run.ctrl_c()
+    assert run.finish() == 130, run.text[-2000:]
+    assert list(folder.iterdir()) == []
+    assert scripted_model.requests == []
 
 
 def test_ctrl_c_twice_quits_with_130_and_the_step_in_the_manifest(
@@ -389,6 +406,7 @@ def test_a_run_stopped_by_sigterm_is_rescued_and_continued_by_the_next_flower(
     (rescued,) = [row for row in manifest(workspace) if row["step"] == "干活"]
     assert rescued["error"] == "killed-by-signal" and not rescued["ok"]
     again = Flower("-w", str(workspace), "--timeout", "0", cwd=tmp_path)
+    again.expect("last time its process was stopped by SIGTERM during 干活")  # no Ctrl-C
     again.expect("Continue\\?")
     again.type("")
     assert again.finish() == 0, again.text[-3000:]
@@ -428,6 +446,7 @@ def test_a_second_flower_on_an_active_run_is_refused_and_says_who_has_it(
         assert second.returncode == 2, second.stdout + second.stderr
         assert f"active in another flower (pid {first.child.pid} on" in second.stderr
         assert "--force" in second.stderr and "Traceback" not in second.stderr
+        assert "typing into its terminal or its page" in second.stderr  # how to reach it
         assert len(second.stderr.strip().splitlines()) == 1
     finally:
         first.ctrl_c()

@@ -9,6 +9,7 @@ run with a one-line refusal before any session starts: no model is called.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,15 @@ class Recorder:
 
 
 @pytest.fixture
-def recorder() -> Iterator[Recorder]:
+def recorder(monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorder]:
+    # flower checks that something answers at the API's address before it opens the run
+    # (``commands/startup.py``): a listening socket answers the handshake, nothing more
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{listener.getsockname()[1]}")
+        yield from _registered()
+
+
+def _registered() -> Iterator[Recorder]:
     pm = get_plugin_manager()
     plugin = Recorder()
     pm.register(plugin, name="test-trim-recorder")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from flower.core import env as envmod
-from flower.core.credentials import ACCEPTED, check_credentials, missing_message
+from flower.core.credentials import ACCEPTED, DEMO_HINT, check_credentials, missing_message
 from flower.core.env import effective_endpoint, load_environment, mask, resolve
 
 KEY = "ANTHROPIC_AUTH_TOKEN"
@@ -208,7 +208,8 @@ def test_the_message_names_exactly_what_the_code_reads(tmp_path: Path) -> None:
     assert named <= read, f"named but never read: {named - read}"
     sources = ("./.env", "the workspace's .env", "flower/.env", "settings.json", "apiKeyHelper")
     assert all(source in message for source in sources)
-    assert "\n" not in message and message.endswith(ACCEPTED)
+    assert "\n" not in message and message.endswith(ACCEPTED + DEMO_HINT)
+    assert "`flower demo`" in message  # a newcomer without a key can still try it
 
 
 def test_claude_login_is_suggested_only_when_claude_is_on_path(tmp_path: Path) -> None:

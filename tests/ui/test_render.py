@@ -142,7 +142,7 @@ def test_step_header_and_skip() -> None:
     )
     lines = text.splitlines()
     assert lines[0] == "~ 确认需求 skipped (1/3): already done"
-    assert re.fullmatch(r"== 干活 =+  3/3  <- continuing - wake #3", lines[2])
+    assert re.fullmatch(r"== 干活 =+  3/3  <- continuing - wake #2", lines[2])  # 3rd process
     assert re.fullmatch(r"== once =+  1/1", lines[4])
     assert len(lines[2].split("  ")[0]) == len(lines[4].split("  ")[0]) - 2  # 干活 is 4 cells
 
@@ -255,8 +255,8 @@ def test_banner() -> None:
     assert text == ""
     assert out.getvalue().splitlines() == [
         "<- continuing in ~/explore/ide  brief confirmed - 15 goal checks - work context 80.2K"
-        " - wake #3",
-        "<- continuing in /srv/x  brief confirmed - wake #3",
+        " - wake #2",  # two processes before this one: the first run, then wake #1
+        "<- continuing in /srv/x  brief confirmed - wake #2",
         "* new run in /srv/x",
     ]
 
@@ -386,6 +386,17 @@ def test_a_verdict_names_its_round_its_reason_and_each_failed_check() -> None:
         "* verdict (round 2/3): achieved",
         "! verdict (round 3/3): unreachable - 要 macOS",
         "~ verdict (round ?/?): unclear",
+    ]
+
+
+def test_a_woken_run_counts_its_rounds_on_and_says_how_many_are_this_process() -> None:
+    text = show(
+        Event("verdict", {"round": 4, "rounds": 3, "earlier": 3, "state": "achieved"}),
+        Event("verdict", {"round": 2, "rounds": 3, "earlier": 0, "state": "achieved"}),
+    )
+    assert text.splitlines() == [
+        "* verdict (round 4, 1/3 this time): achieved",
+        "* verdict (round 2/3): achieved",
     ]
 
 

@@ -56,10 +56,42 @@ def test_edited_deleted_and_added_files_are_told_apart(workspace: Path, tmp_path
     assert "- added: src/new.py" in prompt and prompt.endswith("remember of it.")
 
 
-def test_a_touched_file_with_the_same_size_counts_as_modified(workspace: Path) -> None:
+def test_a_same_size_edit_counts_and_a_touch_alone_does_not(workspace: Path) -> None:
+    runs = workspace / "runs"
+    touch(workspace / "a.txt", "aaaa")
+    touch(workspace / "b.txt", "bbbb")
+    record(workspace, runs)
+    later(workspace / "a.txt")  # the mtime moves, the content is the same
+    touch(workspace / "b.txt", "BBBB")
+    later(workspace / "b.txt")
+    assert since(workspace, runs).modified == ["b.txt"]
+
+
+def test_a_copied_folder_is_no_change_though_every_mtime_moved(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``cp -r`` (no ``-p``) gives every file a new mtime: the run that goes where the
+    folder goes must not tell its agents that everything changed."""
+    touch(workspace / "src" / "main.py", "print(1)\n")
+    touch(workspace / "README.md", "hi\n")
+    record(workspace, workspace / "runs")
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-r", str(workspace), str(copy)], check=True)
+    for name in ("src/main.py", "README.md"):
+        later(copy / name)
+    assert not since(copy, copy / "runs")
+    touch(copy / "README.md", "HI\n")
+    assert since(copy, copy / "runs").modified == ["README.md"]
+
+
+def test_a_picture_from_before_digests_falls_back_to_the_mtime(workspace: Path) -> None:
     runs = workspace / "runs"
     touch(workspace / "a.txt", "aaaa")
     record(workspace, runs)
+    picture = json.loads((runs / STATE_NAME).read_text())
+    picture["files"] = {k: v[:2] for k, v in picture["files"].items()}
+    (runs / STATE_NAME).write_text(json.dumps(picture))
+    assert not since(workspace, runs)
     later(workspace / "a.txt")
     assert since(workspace, runs).modified == ["a.txt"]
 

@@ -66,3 +66,5 @@ def test_a_failed_goal_reset_is_never_counted_as_done(
     assert "设定目标 skipped" not in third.stdout, third.stdout[-3000:]
     assert scripted_model.requests_for("goal-again"), third.stdout[-3000:]
     assert "也写了 HI" in goal_file.read_text(encoding="utf-8")
+    # the wake counts its round on from the first process's, against its own limit
+    assert "verdict (round 2, 1/3 this time):" in third.stdout, third.stdout[-3000:]

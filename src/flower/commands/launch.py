@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -227,10 +228,7 @@ def _continue_starter(
         if finished and ask == AGAIN:  # another round anyway, as Enter would on a wake
             ask = ""
         elif finished and not ask and not new:  # done: nothing is spent without being asked
-            terminal.line(
-                "left as it is: it finished last time. Say what more to do"
-                ' (flower "…"), or flower --new for something else.'
-            )
+            terminal.line(finished_hint())
             return EXIT_OK
         elif not ask and new and interactive:
             read = read_ask(terminal, waking=False, interactive=True)
@@ -251,6 +249,22 @@ def _continue_starter(
         return drive(workflow, rt, terminal, renderer, interactive)
     finally:
         rt.close()
+
+
+def finished_hint() -> str:
+    """What to do with a run that finished: in the demo, the demo's own commands (the
+    main job's would run in the user's folder with their real credentials)."""
+    from flower.ui.render import SIMULATED_ENV
+
+    if os.environ.get(SIMULATED_ENV) == "1":
+        return (
+            "left as it is: the demo finished last time. flower demo --new plays it again;"
+            " /again at its prompt plays one more round."
+        )
+    return (
+        "left as it is: it finished last time. Say what more to do"
+        ' (flower "…"), or flower --new for something else.'
+    )
 
 
 def drive(workflow: Workflow, rt: Runtime, terminal: Any, renderer: Any, interactive: bool) -> int:

@@ -52,38 +52,48 @@ class Globals:
     verbose: bool
     workbench: bool | None
     trim: bool | None
+    #: The topmost folder this process made for the workspace (``-w`` named one that did
+    #: not exist), else None: a refusal takes what it made away again if it is left empty
+    #: (``commands/leftovers.py``).
+    made_workspace: Path | None = None
 
 
-def global_options(command: F) -> F:
+def global_options(command: F, *, only: tuple[str, ...] | None = None) -> F:
     """Add -w, -r, -v, -W, -T to a command (all default to None: "not given here"), and
     ``--lang``, which is settled as it is parsed and never reaches the command
-    (``commands/language.py``)."""
+    (``commands/language.py``). ``only``: the names a command has use for (a reading
+    command takes -w and -r; its help lists nothing that would mean nothing there)."""
     from flower.commands.language import lang_option
 
-    options = [
-        lang_option(),
-        click.option(
+    reading = only is not None
+    options = {
+        "workspace": click.option(
             "-w", "--workspace", type=click.Path(file_okay=False, path_type=Path), default=None,
-            help="The project folder (default: the current folder; created if missing).",
+            help="The project folder (default: the current folder"
+            + (")." if reading else "; created if missing)."),
         ),
-        click.option(
+        "run_dir": click.option(
             "-r", "--run-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
             help="Where sessions.db, manifest.json, lineage.json live (default: <workspace>/runs).",
         ),
-        click.option(
+        "verbose": click.option(
             "-v", "--verbose", is_flag=True, default=None,
             help="Say more: the endpoint, thinking, tool results.",
         ),
-        click.option(
+        "workbench": click.option(
             "-W", "--workbench", is_flag=True, default=None,
             help="Give the agent a workbench (once, run; the main job always has one).",
         ),
-        click.option(
+        "trim": click.option(
             "-T", "--trim", is_flag=True, default=None,
             help="Trim large old tool results on resume (always on for the main job).",
         ),
-    ]  # fmt: skip
-    for option in reversed(options):
+    }  # fmt: skip
+    chosen = [
+        lang_option(),
+        *(option for name, option in options.items() if name in (only or options)),
+    ]
+    for option in reversed(chosen):
         command = option(command)
     return command
 
@@ -99,18 +109,24 @@ def with_globals(command: F) -> F:
 
 def reading_globals(command: F) -> F:
     """:func:`with_globals` for a command that only reads (``flower status``): a
-    workspace that does not exist is a one-line error, not a folder made for a typo."""
-    return _with_globals(command, create=False)
+    workspace that does not exist is a one-line error, not a folder made for a typo;
+    only -w and -r (and ``--lang``) are offered, the rest would do nothing there."""
+    return _with_globals(command, create=False, only=("workspace", "run_dir"))
 
 
-def _with_globals(command: F, *, create: bool) -> F:
+def _with_globals(command: F, *, create: bool, only: tuple[str, ...] | None = None) -> F:
     @functools.wraps(command)
     def resolved(*args: Any, **kwargs: Any) -> Any:
         given = {name: kwargs.pop(name, None) for name in _GLOBAL_NAMES}
-        kwargs["g"] = resolve_globals(click.get_current_context(), create=create, **given)
-        return command(*args, **kwargs)
+        g = kwargs["g"] = resolve_globals(click.get_current_context(), create=create, **given)
+        if not create:
+            return command(*args, **kwargs)
+        from flower.commands.leftovers import nothing_left_on_refusal
 
-    return global_options(resolved)  # type: ignore[return-value]
+        with nothing_left_on_refusal(g.workspace, g.run_dir, made_workspace=g.made_workspace):
+            return command(*args, **kwargs)
+
+    return global_options(resolved, only=only)  # type: ignore[return-value]
 
 
 def resolve_globals(ctx: click.Context, *, create: bool = True, **given: Any) -> Globals:
@@ -135,6 +151,8 @@ def resolve_globals(ctx: click.Context, *, create: bool = True, **given: Any) ->
         raise click.BadParameter(
             f"no folder {workspace.absolute()}: check the path", param_hint="-w/--workspace"
         )
+    whole = workspace.absolute()
+    made = next((p for p in reversed((whole, *whole.parents)) if not p.exists()), None)
     try:
         workspace.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -149,6 +167,7 @@ def resolve_globals(ctx: click.Context, *, create: bool = True, **given: Any) ->
         verbose=bool(pick("verbose")),
         workbench=pick("workbench"),
         trim=pick("trim"),
+        made_workspace=made,
     )
 
 

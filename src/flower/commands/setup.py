@@ -464,7 +464,7 @@ def setup(no_probe: bool, language: str | None) -> None:
     ${XDG_CONFIG_HOME:-~/.config}/flower/.env with mode 0600. One request of a few
     tokens then says ok / auth / config / network (FLOWER_NO_PROBE=1 skips it).
     Exit codes: 0 saved and ok, 1 not saved or the key did not work, 2 no terminal,
-    130 cancelled. ``flower setup --lang en`` saves the language alone.
+    130 cancelled. "flower setup --lang en" saves the language alone.
     """
     if language is not None:
         sys.exit(save_language(language))

@@ -368,7 +368,7 @@ def describe(report: dict[str, Any]) -> list[str]:
         return f"${float(amount or 0):.4f}{simulated}"
 
     lines = [
-        f"{report['workspace']}: woken {report['woke']} time(s), {usd(report['cost_usd'])} so far"
+        f"{report['workspace']}: started {report['woke']} time(s), {usd(report['cost_usd'])} so far"
     ]
     if simulated:
         lines.append(
@@ -387,7 +387,7 @@ def describe(report: dict[str, Any]) -> list[str]:
         extra = f" · {step['attempts']} attempts" if (step["attempts"] or 1) > 1 else ""
         error = f" · {step['error']}" if step["error"] and not step["ok"] else ""
         if step.get("refused"):  # the session was fine; its check refused the answer
-            mark, error = "x  ", f" · refused: {step['refused']}"
+            mark, error = "x  ", f" · answer not accepted: {step['refused']}"
         lines.append(
             f"  {mark}{step_label(step['step'])} · {usd(step['cost_usd'])}"
             f" · context {int(step['context'] or 0):,}{extra}{error}"

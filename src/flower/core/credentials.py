@@ -37,6 +37,8 @@ ACCEPTED = (
 )
 #: Added when a ``claude`` command is on PATH: only then can the user run it.
 LOGIN_HINT = " (`claude auth login` signs in)"
+#: Said last: a newcomer without a key can still see a whole run, offline and free.
+DEMO_HINT = "; `flower demo` shows a whole run offline, no key needed"
 
 
 class MissingCredentials(RuntimeError):
@@ -48,7 +50,7 @@ def missing_message(env: Mapping[str, str] | None = None) -> str:
     """The one-line error for no credentials, suggesting only commands that exist here."""
     env = os.environ if env is None else env
     hint = LOGIN_HINT if shutil.which("claude", path=env.get("PATH")) else ""
-    return f"no credentials for the Claude API: {ACCEPTED}{hint}"
+    return f"no credentials for the Claude API: {ACCEPTED}{hint}{DEMO_HINT}"
 
 
 def check_credentials(env: Mapping[str, str] | None = None) -> str:

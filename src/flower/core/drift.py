@@ -7,8 +7,12 @@ workspace at the end of every step (:func:`record`, ``run_dir/workspace-state.js
 compares it with the workspace on wake (:func:`since`): the difference is shown on the
 wake line and handed to every resumed agent in its wake prompt.
 
-The picture is a size-and-mtime listing of the workspace's files, plus the commit when it
-is a git repository. In a repository the files are the ones git knows or would add
+The picture lists the workspace's files by size, mtime and a digest of their content,
+plus the commit when it is a git repository. A changed mtime alone is no change (``cp -r``,
+``git checkout`` of the same content, a backup restored): the digest decides, and it is
+computed only for a file whose size or mtime moved since the last picture, so a step
+costs one read of what changed (the first picture reads every file once). In a
+repository the files are the ones git knows or would add
 (``git ls-files --cached --others --exclude-standard``), so build output and
 dependencies in ``.gitignore`` never count; elsewhere every file, minus flower's own
 folders and the usual heavy ones (``node_modules``, virtual environments, caches).
@@ -17,6 +21,7 @@ Nothing here raises: a workspace that cannot be read has no drift to report.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -39,6 +44,8 @@ SKIP_DIRS = frozenset(
 MAX_FILES = 20_000
 #: Changes named one by one; the rest are counted.
 SHOWN = 12
+#: Files larger than this get no digest: their size and mtime decide, as before.
+DIGEST_LIMIT = 8 * 1024 * 1024
 
 
 @dataclass
@@ -80,10 +87,19 @@ class Drift:
         return "\n".join(lines)
 
 
-def snapshot(workspace: str | Path, *, skip: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """The workspace's picture: ``{"head": commit or None, "files": {path: [size, mtime_ns]}}``
-    (paths relative, ``/``-separated). ``skip``: more folders to leave out (the run dir)."""
+def snapshot(
+    workspace: str | Path,
+    *,
+    skip: tuple[Path, ...] = (),
+    previous: dict[str, list[Any]] | None = None,
+) -> dict[str, Any]:
+    """The workspace's picture: ``{"head": commit or None, "files": {path: [size,
+    mtime_ns, digest]}}`` (paths relative, ``/``-separated; digest ``""`` past
+    :data:`DIGEST_LIMIT`). ``skip``: more folders to leave out (the run dir).
+    ``previous``: an earlier picture's files, whose digests are kept where the size
+    and mtime have not moved (only what changed is read)."""
     root = Path(workspace)
+    previous = previous or {}
     head, names = _git(root)
     if names is None:
         names = _walk(root)
@@ -96,7 +112,7 @@ def snapshot(workspace: str | Path, *, skip: tuple[Path, ...] = ()) -> dict[str,
             st = (root / name).stat()
         except OSError:
             continue
-        files[name] = [st.st_size, st.st_mtime_ns]
+        files[name] = [st.st_size, st.st_mtime_ns, _digest(root / name, st, previous.get(name))]
         if len(files) >= MAX_FILES:
             break
     return {"head": head, "files": files}
@@ -107,7 +123,7 @@ def record(workspace: str | Path, run_dir: str | Path) -> None:
     try:
         if not Path(workspace).is_dir():
             return
-        picture = snapshot(workspace, skip=(Path(run_dir),))
+        picture = snapshot(workspace, skip=(Path(run_dir),), previous=_files(run_dir))
         Path(run_dir).mkdir(parents=True, exist_ok=True)
         atomic_write(Path(run_dir) / STATE_NAME, json.dumps(picture, ensure_ascii=False))
     except Exception:  # a picture is a convenience: the run goes on without one
@@ -118,21 +134,55 @@ def since(workspace: str | Path, run_dir: str | Path) -> Drift:
     """What changed since :func:`record` last ran (empty when it never did)."""
     try:
         then = json.loads((Path(run_dir) / STATE_NAME).read_text(encoding="utf-8"))
-        old_files: dict[str, list[int]] = then["files"]
-        now = snapshot(workspace, skip=(Path(run_dir),))
+        old_files: dict[str, list[Any]] = then["files"]
+        now = snapshot(workspace, skip=(Path(run_dir),), previous=old_files)
     except Exception:  # no picture, or an unreadable one: nothing to compare with
         return Drift()
-    new_files: dict[str, list[int]] = now["files"]
+    new_files: dict[str, list[Any]] = now["files"]
     drift = Drift(
         added=sorted(set(new_files) - set(old_files)),
         deleted=sorted(set(old_files) - set(new_files)),
         modified=sorted(
-            p for p in set(old_files) & set(new_files) if list(old_files[p]) != new_files[p]
+            p for p in set(old_files) & set(new_files) if _changed(old_files[p], new_files[p])
         ),
     )
     if then.get("head") and now["head"] and then["head"] != now["head"]:
         drift.head = (str(then["head"]), str(now["head"]))
     return drift
+
+
+def _files(run_dir: str | Path) -> dict[str, list[Any]]:
+    """The last picture's files (``{}`` without one)."""
+    try:
+        files = json.loads((Path(run_dir) / STATE_NAME).read_text(encoding="utf-8"))["files"]
+    except Exception:
+        return {}
+    return files if isinstance(files, dict) else {}
+
+
+def _digest(path: Path, st: os.stat_result, before: list[Any] | None) -> str:
+    """The content's digest: the earlier one while size and mtime stay, else read anew
+    (``""`` for a file too big or unreadable)."""
+    if before and len(before) > 2 and before[0] == st.st_size and before[1] == st.st_mtime_ns:
+        return str(before[2])
+    if st.st_size > DIGEST_LIMIT:
+        return ""
+    try:
+        with path.open("rb") as f:
+            return hashlib.file_digest(f, lambda: hashlib.blake2b(digest_size=16)).hexdigest()
+    except OSError:
+        return ""
+
+
+def _changed(old: list[Any], new: list[Any]) -> bool:
+    """Whether a file changed: its size, or its content where both digests are known;
+    a moved mtime alone is no change. A picture without digests (an older flower's)
+    falls back to the mtime."""
+    if old[0] != new[0]:
+        return True
+    if len(old) > 2 and old[2] and new[2]:
+        return bool(old[2] != new[2])
+    return bool(old[1] != new[1])
 
 
 def _git(root: Path) -> tuple[str | None, list[str] | None]:

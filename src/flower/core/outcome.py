@@ -82,6 +82,8 @@ def describe(outcome: dict[str, Any]) -> str:
     during = f" during {step}" if step else ""
     if state in ("done", "stopped", "quit"):
         return "last time it " + ended(outcome)
+    if state == "killed" and outcome.get("why"):  # the signal it left on, as it left
+        return f"last time its process was stopped by {outcome['why']}{during}"
     if state == "killed":
         return f"last time its process was killed{during} (a signal, a crash or a reboot)"
     if state == "running":

@@ -42,7 +42,8 @@ class RunActive(RuntimeError):
         when = f", since {time.strftime('%Y-%m-%d %H:%M', time.localtime(since))}" if since else ""
         super().__init__(
             f"this run is active in another flower ({who}{when}; {run_dir / LOCK_NAME}):"
-            " wait for it to finish, or pass --force to run anyway"
+            " say more by typing into its terminal or its page, wait for it to finish,"
+            " or pass --force to run anyway"
         )
 
 

@@ -27,7 +27,18 @@ from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
 from typing import Any
 
-__all__ = ["DEFAULT_SIGNALS", "rescue_on_signals"]
+__all__ = ["DEFAULT_SIGNALS", "received", "rescue_on_signals"]
+
+#: The signal this process is leaving on, once a handler took one (``None`` before).
+_received: int | None = None
+
+
+def received() -> int | None:
+    """The signal the process is leaving on (``signal.SIGTERM``…), else ``None``: the
+    unwinding that follows cancels the event loop's tasks, and whoever records how the
+    run ended tells a ``kill`` from the human's Ctrl-C by this."""
+    return _received
+
 
 #: The signals whose default action kills the process without cleanup and that mean
 #: "stop now" (SIGINT is the human's Ctrl-C, handled by the command line: an interrupt).
@@ -54,10 +65,12 @@ def rescue_on_signals(
     exiting = threading.Event()
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        global _received
         code = 128 + signum
         if exiting.is_set():  # a second signal while unwinding: leave now
             _leave(code)
         exiting.set()
+        _received = signum
         _stop_clis()  # first: a CLI left to finish its turn acts with nobody keeping it
         try:
             rescue()

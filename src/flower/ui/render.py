@@ -52,6 +52,12 @@ RULE = 60
 SIMULATED_ENV = "FLOWER_SIMULATED_COSTS"
 
 
+def wake_label(process: Any) -> str:
+    """``wake #N`` for the ``process``-th process of a run (lineage's ``woke``): the
+    first run is no wake, so the second process is wake #1."""
+    return f"wake #{process - 1}" if isinstance(process, int) and process > 1 else "wake #?"
+
+
 def total_words(cost: float, side: float = 0.0, *, sides: int = 0, simulated: bool = False) -> str:
     """What a run cost, as the closing line says it: ``total $0.4100``, and with side
     questions (counted in the total: they are paid like any session) their part labelled,
@@ -217,7 +223,7 @@ class Renderer:
             parts.append(plural(checks, "goal check"))
         if context > 0:
             parts.append(f"work context {kilo(context)}")
-        parts.append(f"wake #{woke + 1}")
+        parts.append(wake_label(woke + 1))  # ``woke`` processes before this one
         self._say(f"<- continuing in {where}  " + " - ".join(parts), "bold")
         if state.get("drift"):
             self._say(f"   {state['drift']}", "yellow")
@@ -256,7 +262,7 @@ class Renderer:
             self._say(f"! {p['notice']}", "yellow")
         if self.verbose:
             self._say(
-                f"wake #{p.get('woke', '?')}: {len(p.get('steps') or {})} step(s) known", "dim"
+                f"{wake_label(p.get('woke'))}: {len(p.get('steps') or {})} step(s) known", "dim"
             )
 
     def _step(self, p: dict[str, Any], step: str | None) -> None:
@@ -264,7 +270,7 @@ class Renderer:
         rule = f"== {name} " + "=" * max(3, RULE - 4 - cells(name))
         mark = f"  {p.get('index', '?')}/{p.get('total', '?')}"
         if p.get("resumed"):
-            mark += f"  <- continuing - wake #{p.get('woke', '?')}"
+            mark += f"  <- continuing - {wake_label(p.get('woke'))}"
         self._say("")
         self._say(rule + mark, "bold")
 
@@ -295,6 +301,10 @@ class Renderer:
             "unreachable": ("unreachable", "!", "red"),
         }.get(state, ("unclear", "~", "yellow"))
         rounds = f"round {p.get('round', '?')}/{p.get('rounds', '?')}"
+        earlier = p.get("earlier") or 0
+        if isinstance(earlier, int) and earlier > 0 and isinstance(p.get("round"), int):
+            # a wake counts on from the rounds before it; its limit is this process's own
+            rounds = f"round {p['round']}, {p['round'] - earlier}/{p.get('rounds', '?')} this time"
         reason = one_line(p.get("reason") or "", 300)
         self._say(f"{icon} verdict ({rounds}): {word}" + (f" - {reason}" if reason else ""), style)
         for check in p.get("failed") or []:

@@ -486,8 +486,14 @@ class _Outcome:
 
     def broke(self, exc: BaseException) -> None:
         import asyncio
+        import signal
 
-        if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+        from flower.core.signals import received
+
+        signum = received()
+        if signum is not None:  # a kill unwinds as a cancel does: it is no Ctrl-C
+            self._write("killed", why=signal.Signals(signum).name)
+        elif isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
             self._write("quit")
         elif not isinstance(exc, SystemExit):  # a signal's exit leaves "running": killed
             self._write("stopped", why=" ".join(str(exc).split())[:300] or type(exc).__name__)

@@ -78,6 +78,10 @@ flower 每一轮都会在一份丢弃式的副本里亲自跑这些命令,跑不
 """
 
 CHECK_STATES = ("passed", "failed", "cannot_run")
+#: ``ctx[EARLIER_KEY]``: the rounds earlier processes of this run had ruled, so a wake's
+#: verdict reads "round 4 (1/3 this time)", never "round 4/3".
+EARLIER_KEY = "_goal_rounds_earlier"
+
 #: The store keeps, beside the frozen goal, the hash of the brief it was set from.
 SET_FROM = "@brief"
 
@@ -356,6 +360,7 @@ def with_goal(
         report = {
             "round": round_,
             "rounds": rounds,
+            "earlier": int(ctx.get(EARLIER_KEY) or 0),
             "state": verdict.state,
             "reason": verdict.reason,
             "failed": list(verdict.failed),
@@ -394,7 +399,7 @@ def with_goal(
         ledger): a wake numbers its first round after them, never "round 1" again; and
         the checks they failed, so "stuck" counts rounds across wakes too."""
         if ROUND_KEY not in ctx:
-            ctx[ROUND_KEY] = rounds_ruled(ctx.get("_runtime"), step.name)
+            ctx[ROUND_KEY] = ctx[EARLIER_KEY] = rounds_ruled(ctx.get("_runtime"), step.name)
             stuck.rounds[:] = failed_by_round(ctx.get("_runtime"), step.name)
 
     async def when(ctx: Ctx) -> bool:
