@@ -89,3 +89,39 @@ def test_the_env_file_holds_the_variables_once_listening_and_goes_with_the_serve
         assert f"unset {name}\n" in text
     assert "export ANTHROPIC_API_KEY=sk-ant-scripted-offline" in text
     assert not target.exists()  # a file naming a stopped server would mislead
+
+
+def test_the_printed_environment_leaves_telemetry_to_the_shell(tmp_path: Path) -> None:
+    """The tests' offline environment turns OpenTelemetry off (``OTEL_SDK_DISABLED=true``);
+    a shell that sources ``serve``'s lines to try flower offline must keep its own say, or
+    flower-plugin-otel traces nothing of the run (issue 33)."""
+    target = tmp_path / "env.sh"
+    proc = subprocess.Popen(
+        serve("--port", "0", "--env-file", str(target), "--quiet"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not target.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "no env file"
+            time.sleep(0.05)
+        shell = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+        seen = []
+        for extra in ({}, {"OTEL_SDK_DISABLED": "false"}, {"OTEL_SDK_DISABLED": "true"}):
+            done = subprocess.run(
+                ["bash", "-c", f'. {target} && echo "${{OTEL_SDK_DISABLED-unset}}"'],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                env={**shell, **extra},
+            )
+            assert done.returncode == 0, done.stderr
+            seen.append(done.stdout.strip())
+        assert seen == ["unset", "false", "true"]
+        assert "OTEL_SDK_DISABLED" not in target.read_text()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0

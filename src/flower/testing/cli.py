@@ -14,6 +14,10 @@ a live server or no file at all, and ``. env.sh && flower …`` fails closed.
 The printed environment also sets ``FLOWER_DOTENV=0`` and unsets the leaky variables
 (``flower.testing.env.LEAKY_VARIABLES``): otherwise flower would fill those gaps from
 the user's ``.env`` files and bring a real key, gateway or cloud switch back in.
+
+It leaves telemetry to the shell (:data:`SHELL_DECIDES`): the tests' offline environment
+turns OpenTelemetry off so no test reaches a collector, but someone trying flower offline
+with flower-plugin-otel installed wants that run traced.
 """
 
 from __future__ import annotations
@@ -38,6 +42,20 @@ SEALED = {
     "no_proxy": "127.0.0.1,localhost",
     "FLOWER_SIMULATED_COSTS": "1",
 }
+
+
+#: Variables of the offline environment (``flower.testing.offline_env``) the printed lines
+#: leave out, so they stay as the user's shell has them: ``OTEL_SDK_DISABLED=true`` keeps
+#: test runs away from a collector, and exported into a shell it would silently stop
+#: flower-plugin-otel (and the CLI's own export) tracing the offline run.
+SHELL_DECIDES = ("OTEL_SDK_DISABLED",)
+
+
+def printed_env(model_env: dict[str, str]) -> dict[str, str]:
+    """What ``serve`` prints for a shell to source: the scripted model's environment and
+    :data:`SEALED`, without :data:`SHELL_DECIDES`."""
+    env = {**model_env, **SEALED}
+    return {name: value for name, value in env.items() if name not in SHELL_DECIDES}
 
 
 def _usage(message: str) -> NoReturn:
@@ -120,7 +138,7 @@ def serve(
     seen = 0
     written: str | None = None
     try:
-        env = {**model.env(home=home), **SEALED}
+        env = printed_env(model.env(home=home))
         lines = "".join(line + "\n" for line in env_lines(env))
         if env_file is not None:
             try:

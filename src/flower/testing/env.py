@@ -36,8 +36,10 @@ def offline_env(
     the options' env or the session store receives nothing;
     ``CLAUDE_CODE_MAX_RETRIES`` defaults to 0 so a scripted fault surfaces at once instead of
     after the CLI's own three-minute retry ladder. ``OTEL_SDK_DISABLED=true`` keeps test runs
-    out of a collector (a test of telemetry sets it to ``false``). Leaky variables are
-    blanked, not removed, because the SDK merges this dict over the parent's environment.
+    out of a collector (a test of telemetry sets it to ``false``); ``flower scripted-model
+    serve`` leaves it out of the lines it prints for a shell, where the user decides.
+    Leaky variables are blanked, not removed, because the SDK merges this dict over the
+    parent's environment.
     """
     home = Path(home)
     config = home / ".claude"
