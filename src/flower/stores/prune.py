@@ -26,6 +26,13 @@ silently drops the whole assistant message with the call: the model no longer kn
 ran the command. Healing at load time covers both cases with one wording; the CLI's own
 healed results get the same note, so the model reads one language whoever healed.
 
+- the CLI's ``cost-state`` line (its running totals: cost, durations, usage). A CLI
+  resumed from a view holding one carries the total on and reports the whole session's
+  cost so far as its result's ``total_cost_usd``: flower, which charges that figure to the
+  attempt, would count every earlier attempt's cost again (a $5 history made a $0.08
+  resume cost $5.08). Without it the CLI counts from zero and the figure is the
+  attempt's own. The stored row stays (``store.stored()`` shows it).
+
 Every removal re-links the lines that pointed at a removed line (``parentUuid``, and
 ``logicalParentUuid``/``leafUuid``) to its nearest surviving ancestor: the transcript is
 a chain, and one broken link loses all history before it.
@@ -97,6 +104,8 @@ _HEAL_NAMESPACE = uuid.UUID("5f0c8a52-7f57-4d0e-9a51-0d3b8f1e6c21")
 _NO_SUCH_TOOL = "<tool_use_error>Error: No such tool available:"
 #: ``toolDenialKind`` of the result the CLI itself synthesizes for an orphan on resume.
 _CLI_HEALED = "interrupted"
+#: Lines a resumed CLI restores running totals from (see the module's docstring).
+_RUNNING_TOTALS = frozenset({"cost-state"})
 #: Fields a healed line copies from the call's line, so it looks like the CLI's own.
 _CONTEXT_FIELDS = (
     "isSidechain", "agentId", "sessionId", "cwd", "version", "gitBranch", "userType",
@@ -170,7 +179,7 @@ class PruningSessionStore(TrimmingSessionStore):
         ``entries``); the pruned lines and their scan (walked again only when a line or
         a block went)."""
         policy = self.prune_policy
-        removed: set[int] = set()
+        removed: set[int] = {i for i, e in enumerate(entries) if e.get("type") in _RUNNING_TOTALS}
         if policy.drop_api_errors:
             errors = found.synthetic
             removed.update(errors)
