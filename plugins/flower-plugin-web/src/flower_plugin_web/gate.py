@@ -14,6 +14,14 @@ writing its brief. Here:
   flood of idle sockets then only displaces itself, and the owner, whose request
   arrives at once, gets through.
   Connections that showed the token (the owner's pages) are never evicted.
+- What a newcomer has already sent is looked at (``MSG_PEEK``) the moment it is
+  accepted: a whole request head with the token is the owner's and trusted at once; a
+  whole head without it (the page's shell), or nothing yet, may evict even a young
+  connection still sending its head. Only a newcomer that is itself a head half sent
+  is closed when every other connection is young. A flood of connections that each
+  send a request's first line and stall (hundreds a second, from another local user)
+  once filled the budget with connections too young to evict and turned away most of
+  the owner's requests; now it only displaces itself.
 - A connection that has not shown the token within ``UNTRUSTED_SECONDS`` is closed
   (silent and slow-header connections); uvicorn closes idle keep-alive connections
   after ``timeout_keep_alive``; a page that stops reading its stream is dropped
@@ -37,12 +45,19 @@ from typing import Any
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import get_remote_addr
 
-#: Connections asyncio accepts in one go (and the listen queue's length).
+#: Connections asyncio accepts in one go, and the kernel's queue of those not accepted
+#: yet: a longer queue only makes the owner's connection wait behind a flood's (measured:
+#: 1,024 took a reconnecting flood's owner from 50 to 400 ms).
 BACKLOG = 32
 #: Seconds a connection may stay without having shown the token.
 UNTRUSTED_SECONDS = 10.0
 #: Seconds a request head may take to arrive before its connection may be evicted.
 PARTIAL_SECONDS = 1.0
+#: Seconds a connection accepted before its first byte counts as young, not silent
+#: (the owner's request follows its connection by microseconds; an idle flood's never).
+SILENT_GRACE = 0.05
+#: Bytes of a request head (``Limits.head``): what is peeked at accept, at most.
+HEAD_BYTES = 16 * 1024
 #: The soft descriptor limit ``flower web`` raises the process's to, if the hard allows.
 FD_TARGET = 8192
 
@@ -76,15 +91,18 @@ class Gate:
 
     Who goes first when the budget is full, oldest first within each kind:
 
-    1. a connection that never sent a byte (nothing waits in the kernel for it either);
+    1. a connection that never sent a byte in ``SILENT_GRACE`` (nothing waits in the
+       kernel for it either);
     2. one whose request was read and did not carry the token (it got its 401/421);
-    3. one still sending its request head after ``PARTIAL_SECONDS`` (slow headers).
+    3. one still sending its request head after ``PARTIAL_SECONDS`` (slow headers);
+    4. for a newcomer that is not itself a half-sent head (see :func:`arrival`), one
+       still sending its head however young: the owner's request comes whole with its
+       connection, a stalling flood's never does.
 
-    A connection that showed the token is never evicted, nor one whose request is
-    arriving right now: the owner's request comes with the connection. When nobody
-    may go, a newcomer waits in the kernel's queue for the loop's next turn (the
-    evicted are still closing) or, when every slot is a young request or the token's,
-    is closed at once.
+    A connection that showed the token is never evicted. When nobody may go, a
+    newcomer waits in the kernel's queue for the loop's next turn (the evicted are
+    still closing) or, when every slot is the token's (or a young head and the
+    newcomer is one too), is closed at once.
     """
 
     def __init__(self, budget: int, untrusted_seconds: float = UNTRUSTED_SECONDS) -> None:
@@ -93,7 +111,7 @@ class Gate:
         self.open = 0  # accepted and not yet lost (the descriptors the page holds)
         self.conns: dict[Any, GatedProtocol] = {}  # by peer address, oldest first
         self.evicting = 0  # aborted, closing on the loop's next turn
-        self.heard: set[Any] = set()  # peers whose request already waited at accept
+        self.heard: dict[Any, str] = {}  # peer -> what had arrived at accept (arrival())
         self.vouch: Callable[[list[tuple[bytes, bytes]]], bool] = lambda _: False
         self.refused = 0
         self.evicted = 0
@@ -110,16 +128,16 @@ class Gate:
             return "later"
         if self.open - self.evicting < self.budget:
             return "free"
-        if self._victim() is not None:
-            return "evict"
+        if any(not p.trusted and not p.evicted for p in self.conns.values()):
+            return "evict"  # someone may go: which, admit() decides once it sees the newcomer
         settling = self.evicting or self.open > len(self.conns)  # closing, or not set up
         return "later" if settling else "full"
 
-    def admit(self, room: str) -> bool:
-        """A connection was just accepted with ``room``: count it, evicting one if
-        needed; ``False``: it must be closed."""
+    def admit(self, room: str, kind: str = "silent") -> bool:
+        """A connection was just accepted with ``room``, having sent ``kind`` so far
+        (:func:`arrival`): count it, evicting one if needed; ``False``: it must be closed."""
         if room == "evict":
-            victim = self._victim()
+            victim = self._victim(eager=kind != "partial")
             if victim is None:
                 self.refused += 1
                 return False
@@ -132,28 +150,35 @@ class Gate:
         self.open += 1
         return True
 
-    def _victim(self) -> GatedProtocol | None:
+    def _victim(self, eager: bool = False) -> GatedProtocol | None:
+        """Who goes, in the order of the class's docstring; ``eager``: a young head too."""
         now = time.monotonic()
-        answered = partial = None
+        answered = partial = young = None
         for proto in self.conns.values():
             if proto.trusted or proto.evicted:
                 continue
             if proto.state == "silent":
                 sock = proto.transport.get_extra_info("socket")
                 if sock is None or not waiting(sock.fileno()):
-                    return proto
+                    if now - proto.since > SILENT_GRACE:
+                        return proto
+                    young = young or proto  # just accepted: its request may be on its way
+                    continue
                 proto.state, proto.since = "partial", now  # its request is arriving
             if proto.state == "answered":
                 answered = answered or proto
             elif now - proto.since > PARTIAL_SECONDS:
                 partial = partial or proto
-        return answered or partial
+            else:
+                young = young or proto
+        return answered or partial or (young if eager else None)
 
     def made(self, proto: GatedProtocol) -> None:
         self.conns[proto.client] = proto
-        if proto.client in self.heard:
-            self.heard.discard(proto.client)
-            proto.state = "partial"
+        kind = self.heard.pop(proto.client, None)
+        if kind is not None:
+            proto.state = "partial"  # its request is arriving
+            proto.trusted = kind == "vouched"  # a whole head with the token: the owner's
 
     def lost(self, proto: GatedProtocol) -> None:
         self.open -= 1
@@ -238,11 +263,32 @@ def waiting(fd: int) -> bool:
     return struct.unpack("i", count)[0] > 0
 
 
+def arrival(conn: socket.socket, vouch: Callable[[list[tuple[bytes, bytes]]], bool]) -> str:
+    """What a connection just accepted has sent so far, looked at without taking it
+    (``MSG_PEEK``): ``"silent"`` (nothing yet), ``"partial"`` (part of a request head),
+    ``"head"`` (a whole head, without the token) or ``"vouched"`` (a whole head with it)."""
+    try:
+        data = conn.recv(HEAD_BYTES + 4, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except OSError:  # BlockingIOError: nothing yet; a reset: it is going anyway
+        return "silent"
+    if not data:
+        return "silent"
+    head, end, _ = data.partition(b"\r\n\r\n")
+    if not end:
+        return "partial"
+    raw = []
+    for line in head.split(b"\r\n")[1:]:
+        name, colon, value = line.partition(b":")
+        if colon:
+            raw.append((name.strip().lower(), value.strip()))
+    return "vouched" if vouch(raw) else "head"
+
+
 class GatedSocket(socket.socket):
     """The listening socket: ``accept()`` asks the gate, and a connection it turns away
-    is closed right here, before asyncio ever builds a transport for it. A connection
-    whose request has already arrived is marked as having spoken: a browser sends its
-    request right after connecting, an idle flood never does."""
+    is closed right here, before asyncio ever builds a transport for it. What a
+    connection has already sent is noted (:func:`arrival`): a browser sends its whole
+    request right after connecting, an idle flood nothing, a stalling flood half a head."""
 
     gate: Gate
 
@@ -252,9 +298,10 @@ class GatedSocket(socket.socket):
             if room == "later":  # asyncio takes this as "none waiting": next turn
                 raise BlockingIOError
             conn, address = super().accept()  # BlockingIOError when none is waiting
-            if self.gate.admit(room):
-                if waiting(conn.fileno()):
-                    self.gate.heard.add(tuple(address[:2]))
+            kind = arrival(conn, self.gate.vouch)
+            if self.gate.admit(room, kind):
+                if kind != "silent":
+                    self.gate.heard[tuple(address[:2])] = kind
                 return conn, address
             conn.close()
 
