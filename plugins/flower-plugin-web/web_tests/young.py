@@ -53,26 +53,26 @@ def flood(host: str, port: int, rate: float) -> dict[str, int]:
                 if not os.read(sys.stdin.fileno(), 1024):
                     return seen
                 continue
-            sock = key.fileobj
-            if not isinstance(sock, socket.socket):
+            conn = key.fileobj
+            if not isinstance(conn, socket.socket):
                 continue
             if key.data == "new":
                 try:
-                    sock.send(FIRST_LINE)  # ...and never the rest
-                    sel.modify(sock, selectors.EVENT_READ, "sent")
+                    conn.send(FIRST_LINE)  # ...and never the rest
+                    sel.modify(conn, selectors.EVENT_READ, "sent")
                     continue
                 except OSError:
                     pass
             else:
                 try:
-                    if sock.recv(4096):
+                    if conn.recv(4096):
                         continue
                 except BlockingIOError:
                     continue
                 except OSError:
                     pass
-            sel.unregister(sock)
-            sock.close()
+            sel.unregister(conn)
+            conn.close()
             seen["closed_by_server"] += 1
         if len(sel.get_map()) > 6000:  # what the server still holds is far fewer
             for key in list(sel.get_map().values())[1:1000]:
