@@ -23,13 +23,18 @@ from . import scripts as W
 @dataclass
 class WebRun:
     proc: subprocess.Popen[str]
-    url: str  # http://127.0.0.1:PORT
+    url: str  # http://ADDRESS:PORT (the address bound, as printed)
     token: str
     lines: list[str] = field(default_factory=list)
 
     @property
     def port(self) -> int:
         return int(self.url.rsplit(":", 1)[1])
+
+    @property
+    def host(self) -> str:
+        """The address printed, as ``--host`` takes it (``[::1]`` unbracketed)."""
+        return self.url.removeprefix("http://").rsplit(":", 1)[0].strip("[]")
 
     @property
     def output(self) -> str:
@@ -81,12 +86,16 @@ def start_web(
     workspace: Path,
     cwd: Path,
     *args: str,
-    port: int = 0,
+    port: int | None = 0,
+    host: str | None = None,
     preexec_fn: Callable[[], None] | None = None,
     extra: Sequence[str] = (),
 ) -> WebRun:
-    """``flower web -w workspace --port port ... "写个 hello.txt"``, its URL printed."""
-    command = [W.FLOWER, "web", "-w", str(workspace), "--port", str(port), "--no-bequest"]
+    """``flower web -w workspace --port port ... "写个 hello.txt"``, its URL printed;
+    ``port=None``/``host=None``: the default (a fresh loopback address and port)."""
+    command = [W.FLOWER, "web", "-w", str(workspace), "--no-bequest"]
+    command += ["--port", str(port)] if port is not None else []
+    command += ["--host", host] if host is not None else []
     command += [*args, *extra, "写个 hello.txt"]
     proc = subprocess.Popen(
         command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

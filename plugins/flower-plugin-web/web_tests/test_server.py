@@ -255,7 +255,8 @@ def test_a_port_in_use_is_one_line_and_exit_2(workspace: Path) -> None:
     taken.listen()
     port = taken.getsockname()[1]
     try:
-        result = CliRunner().invoke(main, ["web", "-w", str(workspace), "--port", str(port), "x"])
+        args = ["web", "-w", str(workspace), "--host", "127.0.0.1", "--port", str(port), "x"]
+        result = CliRunner().invoke(main, args)
     finally:
         taken.close()
     assert result.exit_code == 2

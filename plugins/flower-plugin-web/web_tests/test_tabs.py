@@ -1,9 +1,10 @@
 """Tabs in one real browser (headless Chromium) against real ``flower web`` processes.
 
 - Two runs on one host, different ports, open side by side: both pages work (each
-  origin keeps its own token; a cookie, which ignores ports, once made the second page
+  tab keeps its own token; a cookie, which ignores ports, once made the second page
   lock the first out and its answers fail silently).
-- A tab left open across two runs on the same port: run A's tab clicks "LF" on A's
+- A tab left open across two runs on one address and port (``--host``/``--port`` given;
+  by default every run has a fresh one): run A's tab clicks "LF" on A's
   ``q1`` after run B has started and asks its own ``q1`` ("Force-push over
   origin/main?"). The click is refused and said so on the page; B's question stays
   waiting. With B's token, A's question id is still refused (another run's segment),
@@ -100,11 +101,11 @@ def test_tabs_across_ports_and_across_runs(
         assert W.QUESTION in asks()
 
         # run A dies with its question open (the tab never hears it end); run B starts
-        # on the same port
+        # on the same address and port (given: by default each run has an origin of its own)
         a.proc.kill()
         a.proc.wait(10)
         scripted_model.play([force_clarifier()])
-        b = start_web(spaces[2], tmp_path, "--no-goal", port=a.port)
+        b = start_web(spaces[2], tmp_path, "--no-goal", port=a.port, host=a.host)
         runs.append(b)
         b.wait_for(lambda: bool(b.pending()), what="B's question")
         (b_ask,) = b.pending()

@@ -55,7 +55,7 @@ def test_the_page_answers_in_the_terminals_run_and_ctrl_c_takes_both_down(
     )  # fmt: skip
     child.logfile_read = log
     try:
-        child.expect(r"open (http://127\.0\.0\.1:\d+)/#token=([\w-]+)")
+        child.expect(r"open (http://127(?:\.\d+){3}:\d+)/#token=([\w-]+)")  # fresh loopback
         url, token = child.match.group(1), child.match.group(2)
         child.expect(re.escape(W.QUESTION))  # the terminal shows the question
         state = urllib.request.Request(url + "/state", headers={"X-Flower-Token": token})
@@ -103,7 +103,7 @@ def test_a_finished_runs_page_stays_up_until_a_key(
     )  # fmt: skip
     child.logfile_read = log
     try:
-        child.expect(r"open (http://127\.0\.0\.1:\d+)/#token=([\w-]+)")
+        child.expect(r"open (http://127(?:\.\d+){3}:\d+)/#token=([\w-]+)")  # fresh loopback
         url, token = child.match.group(1), child.match.group(2)
         child.expect(re.escape(W.QUESTION))
         child.send("1\r")  # LF, answered in the terminal

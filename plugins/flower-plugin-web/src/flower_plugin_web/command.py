@@ -11,6 +11,10 @@ A token is generated for every run, loopback included (any local user, or a forw
 port, reaches a loopback port), and printed once, in the URL's fragment: a fragment
 never leaves the browser, and the page takes it out of the address bar as soon as it
 has read it.
+
+Unless ``--host``/``--port`` say otherwise the page gets an origin of its own for every
+run, a random loopback address and port (``origin.py``): nothing another local user left
+in the browser for an earlier run's address can run in this one's.
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ import click
 
 from flower.commands.go import go
 
-HOST_HELP = "Address the page listens on (default loopback only; 0.0.0.0: every interface)."
+HOST_HELP = (
+    "Address the page listens on (0.0.0.0: every interface).  [default: a fresh loopback"
+    " address for every run, which no other user can have served before]"
+)
 PORT_HELP = "Port of the page (0: any free port)."
 LINGER_HELP = (
     "Seconds the page stays up after the run ends, to show how it ended (0: not at all)."
@@ -34,8 +41,8 @@ ALLOW_HELP = (
 )
 
 OWN = [
-    click.Option(["--host"], default="127.0.0.1", show_default=True, help=HOST_HELP),
-    click.Option(["--port"], type=int, default=8765, show_default=True, help=PORT_HELP),
+    click.Option(["--host"], default=None, help=HOST_HELP),
+    click.Option(["--port"], type=int, default=0, show_default=True, help=PORT_HELP),
     click.Option(["--allow-host", "allow_host"], multiple=True, help=ALLOW_HELP),
     click.Option(
         ["--linger"],
@@ -47,7 +54,7 @@ OWN = [
 
 
 def run_web(
-    host: str, port: int, allow_host: tuple[str, ...], linger: float | None, **params: Any
+    host: str | None, port: int, allow_host: tuple[str, ...], linger: float | None, **params: Any
 ) -> None:
     import secrets  # here: every `flower` command (--help too) loads this module
 
@@ -57,6 +64,7 @@ def run_web(
     from flower_plugin_web.ending import outcome_for, stay_for
     from flower_plugin_web.gate import raise_fd_limit
     from flower_plugin_web.hub import HUB, Where
+    from flower_plugin_web.origin import FRESH, Ambiguous
     from flower_plugin_web.server import serve
 
     ctx = click.get_current_context()
@@ -69,9 +77,12 @@ def run_web(
     HUB.where = Where(workspace=g.workspace, run_dir=g.run_dir, workbench=wb.root)
     try:
         server = serve(host, port, token=token, allow=allow_host)
+    except Ambiguous as exc:
+        raise click.UsageError(str(exc)) from None
     except OSError as exc:
         why = exc.strerror or exc
-        raise click.UsageError(f"the page cannot listen on {host}:{port}: {why}") from None
+        where = f"{host}:{port}" if host is not None else f"{FRESH}, port {port}"
+        raise click.UsageError(f"the page cannot listen on {where}: {why}") from None
     HUB.enabled = True  # only now: the hooks serve a page that exists
     click.echo(f"flower web: open {server.url}/#token={token}  (the token is printed only once)")
     since = time.time()

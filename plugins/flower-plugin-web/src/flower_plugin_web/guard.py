@@ -10,9 +10,9 @@ Why each check exists:
   says it is.
 - The token: any local user, and anyone a forwarded port reaches, can connect to a
   loopback port. So a token is always required, loopback included (as Jupyter does).
-  The page keeps it in the browser's storage for its own origin (scheme, host *and*
-  port), never in a cookie: a cookie ignores ports, so it would be sent to every other
-  service on the host and two ``flower web`` on one host would overwrite each other's.
+  The page keeps it for its own tab (``sessionStorage``), never in a cookie: a cookie
+  ignores ports, so it would be sent to every other service on the host and two
+  ``flower web`` on one host would overwrite each other's.
   The page sends it as a header, which no other site can make a browser send.
 - ``Origin``: compared with the names above, never with the request's own ``Host``
   (which an attacker chooses). Every change must carry an allowed ``Origin`` (else
@@ -109,8 +109,8 @@ class Guard:
 
     @classmethod
     def bound(cls, host: str, port: int, token: str, *, extra: Iterable[str] = ()) -> Guard:
-        """The guard of a page bound to ``host:port``: the loopback names always; the
-        address itself, this machine's names and the connection's own IP address when
+        """The guard of a page bound to ``host:port``: the loopback names and the address
+        itself always; this machine's names and the connection's own IP address when
         bound elsewhere; plus ``extra`` (``--allow-host``)."""
         names = {"127.0.0.1", "localhost", "::1"}
         hostports = set()
@@ -120,9 +120,9 @@ class Guard:
                 hostports.add(f"{parts.hostname}:{parts.port}")
             elif parts.hostname:
                 names.add(parts.hostname)
+        if not wildcard(host):
+            names.add(host.lower().strip("[]"))  # the address bound: a fresh 127.x.y.z too
         if not loopback(host):
-            if not wildcard(host):
-                names.add(host.lower().strip("[]"))
             for name in (socket.gethostname(), socket.getfqdn()):
                 if name:
                     names.update((name.lower(), name.split(".")[0].lower()))

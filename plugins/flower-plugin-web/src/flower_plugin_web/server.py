@@ -45,10 +45,11 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from flower_plugin_web.docs import FILES, read_document, read_file
-from flower_plugin_web.gate import BACKLOG, Gate, budget_for, listening, protocol_for
-from flower_plugin_web.guard import Guard, Guarded, vouches, wildcard
+from flower_plugin_web.gate import BACKLOG, Gate, budget_for, protocol_for
+from flower_plugin_web.guard import Guard, Guarded, vouches
 from flower_plugin_web.hub import HUB, STALE, Hub
 from flower_plugin_web.limits import Bucket, Limits, Refused, Slots, read_json, text_field
+from flower_plugin_web.origin import listen
 from flower_plugin_web.page import PAGE, SCRIPT
 from flower_plugin_web.quiet import Hush, quiet_loop
 from flower_plugin_web.render import render_markdown
@@ -312,7 +313,7 @@ class Running:
 
 
 def serve(
-    host: str,
+    host: str | None,
     port: int,
     *,
     token: str,
@@ -320,14 +321,16 @@ def serve(
     limits: Limits | None = None,
     allow: tuple[str, ...] = (),
 ) -> Running:
-    """Start the page in a daemon thread; returns once it listens (``OSError`` if it cannot)."""
+    """Start the page in a daemon thread; returns once it listens (``OSError`` if it cannot,
+    ``origin.Ambiguous`` for ``localhost``). ``host=None``: a fresh loopback address
+    (``origin.py``); the URL names the address bound."""
     import uvicorn
 
     limits = limits or Limits()
     gate = Gate(budget_for(limits.connections), limits.untrusted_seconds)
-    sock = listening(host, port, gate)
+    sock, address = listen(host, port, gate)
     bound = sock.getsockname()[1]
-    guard = Guard.bound(host, bound, token, extra=allow)
+    guard = Guard.bound(host if host is not None else address, bound, token, extra=allow)
     gate.vouch = lambda raw: vouches(guard, raw)
     config = uvicorn.Config(
         create_app(hub, guard=guard, limits=limits, gate=gate),
@@ -358,9 +361,7 @@ def serve(
         time.sleep(0.01)
     import socket
 
-    shown = socket.gethostname() if wildcard(host) else host
-    if ":" in shown and not shown.startswith("["):
-        shown = f"[{shown}]"
+    shown = address or socket.gethostname()  # a wildcard bind: the machine's name
     return Running(
         url=f"http://{shown}:{bound}",
         server=server,

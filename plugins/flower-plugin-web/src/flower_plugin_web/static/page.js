@@ -12,21 +12,52 @@ let steps = 0, side = 0, sides = 0;
 let over = null;  // the "ended" event's payload: the run is over, the stream is not followed again
 const ASIDE = "旁路问答";
 
-// The token comes once, in the URL's fragment (never sent to any server), and is kept in
-// this origin's storage (scheme, host and port: another flower web on another port has
-// its own). It goes out as a header, which no other site can make the browser send.
+// The token comes once, in the URL's fragment (never sent to any server), and is kept for
+// this tab only (sessionStorage: a reload keeps it; no other tab or page reads or replaces
+// it). A token from the address replaces the tab's only once the server has taken it; the
+// tab forgets it once the server says it is not this run's, or the run's server is gone.
+// It goes out as a header, which no other site can make the browser send.
 const KEY = "flower-token";
-function takeToken() {
+localStorage.removeItem(KEY);  // where older pages kept it, for the whole origin, for good
+let token = sessionStorage.getItem(KEY) || "";
+function fromAddress() {
   const found = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (found) {
-    localStorage.setItem(KEY, decodeURIComponent(found[1]));
-    history.replaceState(null, "", location.pathname + location.search);  // out of the address bar
-  }
-  return localStorage.getItem(KEY) || "";
+  if (!found) return "";
+  history.replaceState(null, "", location.pathname + location.search);  // out of the address bar and the tab's history
+  try { return decodeURIComponent(found[1]); } catch (e) { return ""; }
 }
-const token = takeToken();
-// A new URL pasted into this tab only changes the fragment: take its token, start over.
-window.addEventListener("hashchange", () => { if (/token=/.test(location.hash)) { takeToken(); location.reload(); } });
+function forget() { sessionStorage.removeItem(KEY); token = ""; }
+// Whether the server takes a token: only then does it become the tab's.
+async function adopt(offered) {
+  if (!offered || offered === token) return true;
+  let r;
+  try { r = await fetch("/state", {cache: "no-store", headers: {"X-Flower-Token": offered}}); } catch (e) {
+    notice(UNREACHABLE + "/state (is the run still going?)"); return false; }
+  if (r.status === 200) { token = offered; sessionStorage.setItem(KEY, token); return true; }
+  notice("the token in the address does not open the run on this port (an older run's?): "
+    + (token ? "this page keeps its own" : "open the URL flower web printed"));
+  return false;
+}
+// No service worker may stand between the page and its server: one that someone else
+// registered on this origin sees every request, the token's header included. Any found
+// is removed; while one controls this page, the page sends nothing.
+async function noWorkers() {
+  const sw = navigator.serviceWorker;  // absent off loopback over plain HTTP
+  if (!sw) return true;
+  const found = await sw.getRegistrations().catch(() => []);
+  await Promise.all(found.map((r) => r.unregister()));
+  if (!sw.controller) return true;
+  notice("a service worker that is not flower's served this page (removed now): it saw the token;"
+    + " stop the run (Ctrl-C) and start it again without --host/--port");
+  $("link").textContent = "locked";
+  return false;
+}
+// A new URL pasted into this tab only changes the fragment: its token, once taken, starts
+// over. A page a service worker served loads afresh instead (the worker is gone by then).
+window.addEventListener("hashchange", async () => {
+  if (navigator.serviceWorker && navigator.serviceWorker.controller) { location.reload(); return; }
+  const offered = fromAddress();
+  if (offered && offered !== token && await adopt(offered)) location.reload(); });
 const pageId = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join("");
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
@@ -34,10 +65,12 @@ const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 const UNREACHABLE = "the page's server did not answer ";
 function notice(text) { const n = $("notice"); n.textContent = text; n.hidden = false; }
 $("notice").onclick = () => { $("notice").hidden = true; };
+let refused = false;  // the server said this tab's token is not its run's (then forgotten)
 function locked() {
-  notice(token ? "this page's token does not open the run on this port (a newer run?): open the URL flower web printed"
-               : "this page needs its token: open the URL flower web printed (…/#token=…)");
-  $("link").textContent = "locked";
+  refused = refused || Boolean(token);
+  notice(refused ? "this page's token does not open the run on this port (a newer run?): open the URL flower web printed"
+                 : "this page needs its token: open the URL flower web printed (…/#token=…)");
+  $("link").textContent = "locked"; forget();  // not this run's: kept nowhere
 }
 
 async function call(path, init) {
@@ -270,7 +303,7 @@ async function follow() {
 }
 
 function serverGone() {
-  $("link").textContent = "server stopped";
+  $("link").textContent = "server stopped"; forget();  // the run is over: its token opens nothing more
   const note = $("ended").querySelector("p");
   if (note) note.textContent = "This page's server stopped at " + new Date().toLocaleTimeString()
     + "; what is shown here stays (a reload would find nothing).";
@@ -317,4 +350,9 @@ $("runs").onclick = async () => { const r = await call("/runs"); if (!r || !r.ok
   rows.forEach((r) => { const tr = el("tr"); [label(r.step), r.ok ? "ok" : "x", usd(r.cost_usd),
     String(r.run || "").slice(0, 15)].forEach((v) => tr.append(el("td", v))); t.append(tr); });
   $("doc").textContent = ""; $("doc").append(t); };
-start();
+// Before anything carries the token: no foreign service worker, and the address's token
+// taken only if the server takes it.
+(async () => { const offered = fromAddress();
+  if (!(await noWorkers())) return;
+  if (!(await adopt(offered)) && !token) { $("link").textContent = "locked"; return; }
+  start(); })();
