@@ -45,6 +45,8 @@ from typing import Any
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import get_remote_addr
 
+from flower_plugin_web.guard import HEAD_BYTES  # what is peeked at accept, at most
+
 #: Connections asyncio accepts in one go, and the kernel's queue of those not accepted
 #: yet: a longer queue only makes the owner's connection wait behind a flood's (measured:
 #: 1,024 took a reconnecting flood's owner from 50 to 400 ms).
@@ -56,8 +58,6 @@ PARTIAL_SECONDS = 1.0
 #: Seconds a connection accepted before its first byte counts as young, not silent
 #: (the owner's request follows its connection by microseconds; an idle flood's never).
 SILENT_GRACE = 0.05
-#: Bytes of a request head (``Limits.head``): what is peeked at accept, at most.
-HEAD_BYTES = 16 * 1024
 #: The soft descriptor limit ``flower web`` raises the process's to, if the hard allows.
 FD_TARGET = 8192
 

@@ -20,6 +20,9 @@ Why each check exists:
 - Headers: the same on every route, errors included: the CSP allows no inline script,
   no base tag, no form to elsewhere, no framing; nothing is cached; no ``Referer`` ever
   leaves the page.
+- A request head over :data:`HEAD_BYTES` is refused (431). uvicorn's ``h11`` limit only
+  applies to a head still arriving: one that came whole in a read (64 KB and more) was
+  accepted.
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ HEADER = "x-flower-token"
 NO_TOKEN = "this page needs its token: open the URL flower web printed"
 WRONG_HOST = "this page answers only to {names}: open the URL flower web printed"
 FOREIGN = "cross-origin request refused"
+#: Bytes of a request head at most: its line and its headers.
+HEAD_BYTES = 16 * 1024
+TOO_LARGE = "the request's head is too large ({size} bytes; at most 16 KiB)"
 #: Requests that carry no data of the run: the page's shell and its script.
 PUBLIC = ("/", "/page.js")
 
@@ -217,6 +223,9 @@ class Guarded:
     def check(self, scope: Scope) -> tuple[int, str] | None:
         """``(status, why)`` when the request is refused."""
         guard = self.guard
+        size = head_size(scope)
+        if size > HEAD_BYTES:
+            return 431, TOO_LARGE.format(size=size)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         server = scope.get("server")
         local = server[0] if server else None
@@ -236,6 +245,15 @@ class Guarded:
             if not guard.origin_ok(source, local):
                 return 403, FOREIGN
         return None
+
+
+def head_size(scope: Scope) -> int:
+    """The bytes of a request's head as parsed: its line and its headers (the wire's
+    less the spaces around each value, which h11 strips)."""
+    line = len(scope["method"]) + len(scope.get("raw_path") or b"") + len(" HTTP/1.1\r\n") + 1
+    if scope.get("query_string"):
+        line += len(scope["query_string"]) + 1
+    return line + sum(len(k) + len(v) + 4 for k, v in scope["headers"]) + 2
 
 
 def _with_headers(send: Send) -> Send:

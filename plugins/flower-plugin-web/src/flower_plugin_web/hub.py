@@ -356,17 +356,17 @@ class Hub:
         """Questions a run in this folder left unanswered when its process died (the next
         ``flower`` asks them again; the answer goes to the step that asked when it runs
         again: ``flower.core.pending``), as the page's pending questions: their ids begin
-        with :data:`STALE`."""
+        with :data:`STALE`. It reads a file the agents can replace (``stale.py``): call
+        it in a thread, never on the server's loop."""
         if self.where is None:
             return []
-        from flower.core.pending import stale_asks
+        from flower_plugin_web.stale import stale_asks
 
         return [
-            {"id": STALE + str(a.get("id")), "question": a.get("question") or "",
-             "options": list(a.get("options") or []), "state": "asked",
-             "step": a.get("step") or "", "stale": True}
+            {"id": STALE + a["id"], "question": a["question"], "options": a["options"],
+             "state": "asked", "step": a["step"], "stale": True}
             for a in stale_asks(self.where.run_dir)
-            if a.get("answer") is None
+            if a["answer"] is None
         ]  # fmt: skip
 
     def recent(self, limit: int = 60) -> list[Item]:

@@ -46,7 +46,7 @@ from starlette.routing import Route
 
 from flower_plugin_web.docs import FILES, read_document, read_file
 from flower_plugin_web.gate import BACKLOG, Gate, budget_for, protocol_for
-from flower_plugin_web.guard import Guard, Guarded, vouches
+from flower_plugin_web.guard import HEAD_BYTES, Guard, Guarded, vouches
 from flower_plugin_web.hub import HUB, STALE, Hub
 from flower_plugin_web.limits import Bucket, Limits, Refused, Slots, read_json, text_field
 from flower_plugin_web.origin import listen
@@ -97,7 +97,8 @@ def create_app(
     async def state(request: Request) -> Response:
         where = hub.where
         pending = [{**a.payload(), "id": hub.outside(a.id)} for a in hub.pending()]
-        pending += [{**a, "id": hub.outside(a["id"])} for a in hub.stale()]
+        stale = await asyncio.to_thread(hub.stale)  # a file the agents can make a FIFO
+        pending += [{**a, "id": hub.outside(a["id"])} for a in stale]
         return JSONResponse(
             {
                 "segment": hub.segment,
@@ -131,6 +132,8 @@ def create_app(
         changing()
         body = await read_json(request, limits)
         channel, local = hub.channel, _local_id(hub, body.get("id"))
+        if hub.over is not None:  # a stale question's answer too: no step will ask for it
+            raise Refused(409, OVER)
         if local.startswith(STALE):  # asked by a run that died: kept for the step that asked
             return await _answer_stale(hub, local.removeprefix(STALE), body, limits)
         known = {a.id: a for a in list(getattr(channel, "asks", []))}
@@ -212,7 +215,10 @@ async def _answer_stale(hub: Hub, ask_id: str, body: dict[str, Any], limits: Any
     if text == "":
         raise Refused(400, "an empty answer: use decline")
     where = hub.where
-    if where is None or not await asyncio.to_thread(answer_stale, where.run_dir, ask_id, text):
+    waiting = {a["id"][len(STALE) :] for a in await asyncio.to_thread(hub.stale)}
+    if where is None or ask_id not in waiting:  # read with care first (stale.py)
+        raise Refused(404, NO_QUESTION)
+    if not await asyncio.to_thread(answer_stale, where.run_dir, ask_id, text):
         raise Refused(404, NO_QUESTION)
     hub.publish("ask", {"id": STALE + ask_id, "state": "answered" if text else "declined",
                         "answer": text or "", "stale": True}, None)  # fmt: skip
@@ -344,7 +350,7 @@ def serve(
         backlog=BACKLOG,
         timeout_keep_alive=5,
         timeout_graceful_shutdown=1,
-        h11_max_incomplete_event_size=16 * 1024,
+        h11_max_incomplete_event_size=HEAD_BYTES,  # a head arriving; guard.py: one arrived
     )
     hush = Hush()
     logging.getLogger("uvicorn.error").addFilter(hush)

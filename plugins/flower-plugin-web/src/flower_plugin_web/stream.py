@@ -14,6 +14,7 @@ has its stream ended (it reconnects and gets a fresh copy).
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -59,15 +60,23 @@ def _chunks(hub: Hub, items: list[Item]) -> list[bytes]:
     return chunks
 
 
+#: An event id as the page got it: this process's segment and a number. Anything else
+#: (empty but for spaces, huge, negative, ``²`` or other non-ASCII digits, another run's
+#: segment, garbage) means "start over", never an error: ``int()`` of 5,000 digits, or of
+#: ``"²"`` (which ``str.isdigit`` accepts), once answered 500.
+EVENT_ID = re.compile(r"([0-9a-f]{8})-([0-9]{1,18})", re.ASCII)
+
+
 def where_from(hub: Hub, last_event_id: str | None) -> tuple[int, bool]:
     """``(after, ours)`` for a page's ``Last-Event-ID``: the number to continue after,
     and whether the id was this process's (``False``: start over)."""
     if not last_event_id:
         return 0, True
-    parsed = hub.inside(last_event_id)
-    if parsed is None or parsed[0] != hub.segment or not parsed[1].isdigit():
+    given = last_event_id.strip()
+    found = EVENT_ID.fullmatch(given) if len(given) <= 64 else None
+    if found is None or found.group(1) != hub.segment:
         return 0, False
-    return int(parsed[1]), True
+    return int(found.group(2)), True
 
 
 class EventStream:
