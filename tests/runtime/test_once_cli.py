@@ -63,15 +63,24 @@ def test_once_streams_the_work_and_resume_continues_it(
     assert len(json.loads((tmp_path / "runs" / "manifest.json").read_text())) == 2
 
 
-def test_a_failed_step_exits_1_with_the_error(
-    scripted_model: ScriptedModel, env: dict[str, str], workspace: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [(400, 1), (401, 2)],  # a step that failed; a key the API refused is bad input
+)
+def test_a_failed_step_exits_with_the_error(
+    scripted_model: ScriptedModel,
+    env: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    status: int,
+    code: int,
 ) -> None:
     from flower.testing import Turn
 
-    scripted_model.play([conversation("main", Turn(text="x", fail_always=401))])
+    scripted_model.play([conversation("main", Turn(text="x", fail_always=status))])
     done = run_once(["do it", "-w", str(workspace)], env, tmp_path)
-    assert done.returncode == 1
-    assert "x once failed" in done.stdout and "401" in done.stdout
+    assert done.returncode == code, done.stdout
+    assert "x once failed" in done.stdout and str(status) in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
 
 

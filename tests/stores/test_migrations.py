@@ -68,7 +68,7 @@ def columns(target: str | Path, table: str) -> set[str]:
 def test_a_new_database_is_brought_to_head_on_first_use(tmp_path: Path) -> None:
     db = tmp_path / "runs" / "sessions.db"
     SqliteSessionStore(db).close()
-    assert migrate.current(db) == migrate.head() == "0007"
+    assert migrate.current(db) == migrate.head() == "0009"
 
 
 def test_the_revision_opened_without_alembic_is_alembics_head() -> None:
@@ -85,15 +85,15 @@ def test_sqlite_walks_down_and_up_with_data_kept_and_upgrades_in_place(tmp_path:
     before = snapshot(db)
     assert before[4] == 1000
 
-    assert migrate.downgrade(db, "0001") == ("0007", "0001")
+    assert migrate.downgrade(db, "0001") == ("0009", "0001")
     assert "context_tokens" not in columns(db, "meta")
     assert sqlite3.connect(db).execute("SELECT count(*) FROM entries").fetchone() == (4,)
-    assert migrate.upgrade(db) == ("0001", "0007")
+    assert migrate.upgrade(db) == ("0001", "0009")
     assert snapshot(db) == before  # context_tokens re-derived from the entries
 
     migrate.downgrade(db, "0001")
     assert snapshot(db) == before  # opening an old embedded database upgrades it in place
-    assert migrate.current(db) == "0007"
+    assert migrate.current(db) == "0009"
 
 
 @pytest.mark.postgres
@@ -108,11 +108,11 @@ def test_postgres_walks_down_and_up_with_data_kept_and_is_never_upgraded_silentl
     with pytest.raises(StoreError) as caught:
         SqliteSessionStore(pg_url)
     message = str(caught.value)
-    assert "\n" not in message and "at schema revision 0001, this flower needs 0007" in message
+    assert "\n" not in message and "at schema revision 0001, this flower needs 0009" in message
     assert "run `flower db upgrade postgresql+psycopg://" in message
     assert migrate.current(pg_url) == "0001"  # nothing was touched
 
-    assert migrate.upgrade(pg_url) == ("0001", "0007")
+    assert migrate.upgrade(pg_url) == ("0001", "0009")
     assert snapshot(pg_url) == before
 
 
@@ -141,12 +141,12 @@ def test_flower_db_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
     done = runner.invoke(main, ["db", "upgrade"])
     assert done.exit_code == 0, done.output
-    assert done.output.strip() == "runs/sessions.db: upgraded (empty) -> 0007"
-    assert runner.invoke(main, ["db", "current"]).output.strip() == "runs/sessions.db: 0007 (head)"
+    assert done.output.strip() == "runs/sessions.db: upgraded (empty) -> 0009"
+    assert runner.invoke(main, ["db", "current"]).output.strip() == "runs/sessions.db: 0009 (head)"
 
     migrate.downgrade("runs/sessions.db", "0001")
     behind = runner.invoke(main, ["db", "current", "runs/sessions.db"]).output
-    assert "0001 (behind 0007: run `flower db upgrade`)" in behind
+    assert "0001 (behind 0009: run `flower db upgrade`)" in behind
 
     monkeypatch.setenv("FLOWER_STORE_URL", "redis://cache/0")
     refused = runner.invoke(main, ["db", "upgrade"])
@@ -192,7 +192,7 @@ def test_migrations_ship_inside_the_wheel_and_run_from_it(
     package, migrations, result = ran.stdout.splitlines()
     assert Path(package).is_relative_to(site)
     assert Path(migrations) == site / "flower" / "_migrations"
-    assert result == "(None, '0007')"
+    assert result == "(None, '0009')"
 
 
 def test_an_applications_own_alembic_history_is_left_alone(store_target: str) -> None:
@@ -227,4 +227,4 @@ def test_two_upgrades_at_once_on_postgres_take_turns(pg_url: str) -> None:
     with ThreadPoolExecutor(2) as pool:
         results = sorted(f.result() for f in [pool.submit(upgrade), pool.submit(upgrade)])
 
-    assert results == [("0001", "0007"), ("0007", "0007")]
+    assert results == [("0001", "0009"), ("0009", "0009")]

@@ -387,7 +387,7 @@ def _play(
     if not interactive:
         params["timeout"] = 0.0
     if command.name == "web":
-        params.update(host="127.0.0.1", port=0)  # any free port: 8765 may be taken
+        params.update(host=None, port=None)  # a fresh origin per run (flower-plugin-web)
     from flower.core.sandbox import missing
 
     why = missing()

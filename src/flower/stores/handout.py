@@ -82,6 +82,9 @@ class Handouts:
         self._loads: OrderedDict[Key, _Handout] = OrderedDict()
         self._owner: dict[str, Key] = {}
         self._lock = threading.Lock()
+        #: A fork's key -> the key whose view it copied, set by :meth:`restore` when it
+        #: meets one (the store takes it to hand the fork its parent's marks).
+        self.forked_from: dict[Key, Key] = {}
 
     def record(self, key: Key, stored: int, view: list[Entry]) -> None:
         """``load()`` of ``key`` read ``stored`` lines and handed out ``view``.
@@ -119,6 +122,7 @@ class Handouts:
                     owners[uid] = self._loads[source]
         if not owners:
             return entries
+        self.forked_from[key] = next(iter(owners.values())).key
         for seen in {id(h): h for h in owners.values()}.values():
             if seen.plan is None:  # once per load, from the rows that load saw
                 seen.plan = _plan((read(seen.key) or [])[: seen.rows], seen.given)

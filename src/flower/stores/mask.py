@@ -22,9 +22,11 @@ cut 84 % of the tokens of a 100-turn search. flower does it at load time, in the
   view is the same as last time, byte for byte: the cached prefix stays valid. When the
   cache is cold anyway (the session's last line is older than ``cold_after`` seconds: a
   wake after a pause, a judge that took long) the boundary moves all the way at once,
-  since nothing cached is lost by it. The boundary is computed from the stored lines and
-  their timestamps alone (a gap longer than ``cold_after`` before a prompt marks a cold
-  resume in the past), so every load of the same history draws it in the same place;
+  since nothing cached is lost by it. The boundary is drawn from the stored lines and
+  their timestamps (a gap longer than ``cold_after`` before a prompt marks a cold resume
+  in the past; the CLI's ``queue-operation`` lines, stamped with the prompt's time, do
+  not count), and never nearer than the last load of the session drew it, which the
+  store keeps (:mod:`flower.stores.marks`): a result once masked stays masked;
 - old-format transcripts (CLI 1.x) keep a subagent's lines inline, marked
   ``isSidechain``; the CLI never sends them, so they are neither counted nor masked.
 
@@ -155,9 +157,17 @@ def cold_points(
     return points
 
 
+#: Lines the CLI writes just before a prompt, stamped with the prompt's own time: they
+#: say nothing of when the session last spoke (a cold resume behind one looked warm).
+PROMPT_TIMED = frozenset({"queue-operation"})
+
+
 def _stamp_before(entries: list[Entry], index: int) -> str | None:
-    """The timestamp of the nearest line before ``index`` that has one."""
+    """The timestamp of the nearest line before ``index`` that has one (lines stamped
+    with the next prompt's time, :data:`PROMPT_TIMED`, skipped)."""
     for back in range(index - 1, -1, -1):
+        if entries[back].get("type") in PROMPT_TIMED:
+            continue
         stamp = entries[back].get("timestamp")
         if isinstance(stamp, str) and stamp:
             return stamp

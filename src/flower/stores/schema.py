@@ -7,7 +7,8 @@ unique constraints behave the same on every database), and run tables keyed by r
 ``entries``
     One row per transcript line, in append order (``id``). ``uuid`` is the SDK's
     idempotency key: unique per key when present, absent for titles, tags and markers.
-    ``entry`` is the line itself (JSON; JSONB on Postgres).
+    ``entry`` is the line itself, as written (JSON; Postgres's ``json``, which keeps the
+    text, not JSONB, which reorders keys: revision 0009).
 ``meta``
     One row per key: the storage write time (``mtime``, strictly increasing per key)
     and the context size of the latest model reply (``context_tokens``), which the
@@ -36,6 +37,10 @@ unique constraints behave the same on every database), and run tables keyed by r
     One row per frozen document of a run (the brief, the goal: by file name) with the
     text as flower froze it and its SHA-256, so a file changed or removed behind
     flower's back is restored from here and reported (:mod:`flower.stores.documents`).
+``view_marks``
+    One row per session key a load reshaped: how far its mask and expiry boundaries
+    went (the ``tool_use_id`` of the newest result below each, and their count), so the
+    next load never draws them nearer (:mod:`flower.stores.marks`).
 
 The tables here describe the head revision for queries and for ``alembic
 revision --autogenerate``; the migrations in ``migrations/versions`` create them.
@@ -50,6 +55,9 @@ metadata = sa.MetaData()
 
 #: JSON everywhere, JSONB on Postgres (indexable, compact, validated by the server).
 Json = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
+#: A transcript line as the CLI wrote it, byte for byte: Postgres's ``json`` keeps the text
+#: (JSONB reorders keys, so a resume would send other bytes than from SQLite; 0009).
+VerbatimJson = sa.JSON().with_variant(postgresql.JSON(), "postgresql")
 #: A 64-bit autoincrement key that is SQLite's rowid alias there (INTEGER PRIMARY KEY).
 RowId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
@@ -63,7 +71,7 @@ entries = sa.Table(
     sa.Column("session_id", sa.String(KEY_LENGTH), nullable=False),
     sa.Column("subpath", sa.String(KEY_LENGTH), nullable=False, server_default=""),
     sa.Column("uuid", sa.String(128), nullable=True),
-    sa.Column("entry", Json, nullable=False),
+    sa.Column("entry", VerbatimJson, nullable=False),
     sa.UniqueConstraint("project_key", "session_id", "subpath", "uuid", name="uq_entries_uuid"),
     sa.Index("ix_entries_key", "project_key", "session_id", "subpath", "id"),
 )
@@ -165,9 +173,20 @@ documents = sa.Table(
     sa.Column("updated_at", sa.Float, nullable=False),
 )
 
+view_marks = sa.Table(
+    "view_marks",
+    metadata,
+    sa.Column("project_key", sa.String(KEY_LENGTH), primary_key=True),
+    sa.Column("session_id", sa.String(KEY_LENGTH), primary_key=True),
+    sa.Column("subpath", sa.String(KEY_LENGTH), primary_key=True, server_default=""),
+    sa.Column("mask", Json, nullable=True),
+    sa.Column("expiry", Json, nullable=True),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
 TABLES = (
     "entries", "meta", "summaries", "steps", "ledger", "lineages", "spend", "budgets",
-    "documents",
+    "documents", "view_marks",
 )  # fmt: skip
 
 #: Where alembic keeps flower's schema revision. Not alembic's default
@@ -177,4 +196,4 @@ VERSION_TABLE = "flower_schema_version"
 #: The newest revision in ``migrations/versions``. A database already there is opened
 #: without loading alembic at all (a tenth of a second at every start); anything else
 #: goes through alembic. tests/stores/test_migrations.py keeps it equal to alembic's head.
-SCHEMA_REVISION = "0007"
+SCHEMA_REVISION = "0009"

@@ -2,8 +2,9 @@
 
 The seed calls it the SQLite store because SQLite is the embedded default
 (``run_dir/sessions.db``), but the same class works on any SQLAlchemy URL: give it a
-path for SQLite or a URL such as ``postgresql+psycopg://user@host/db`` (JSON is then
-stored as JSONB). Opening the database, its schema and flower's run tables come from
+path for SQLite or a URL such as ``postgresql+psycopg://user@host/db`` (transcript
+lines are then kept as ``json``, byte for byte; run tables as JSONB). Opening the
+database, its schema and flower's run tables come from
 :class:`~flower.stores.database.StoreDatabase`; this module adds the transcripts.
 
 Why the database work runs in a worker thread: the SDK calls ``append`` from the event
@@ -48,6 +49,7 @@ from flower.stores.lines import RepeatedStrings, check_objects, find_bad_json
 from flower.stores.schema import entries as entries_t
 from flower.stores.schema import meta as meta_t
 from flower.stores.schema import summaries as summaries_t
+from flower.stores.schema import view_marks as marks_t
 from flower.stores.statements import (
     INSERT_META,
     INSERT_SUMMARY,
@@ -124,7 +126,7 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
         #: The standard library's parser, not orjson's: it shares every key string across a
         #: chunk, which keeps a loaded transcript a third smaller at the same speed.
         self._loads = pg_loads if postgres else json.loads
-        #: The entries as stored JSON text (cast from JSONB on Postgres), for :meth:`_load`.
+        #: The entries as stored JSON text (cast from ``json`` on Postgres), for :meth:`_load`.
         self._entry_text = (
             sa.select(
                 sa.cast(entries_t.c.entry, sa.Text)
@@ -439,10 +441,10 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
             conn.begin(),
         ):
             if subpath:
-                conn.execute(entries_t.delete().where(*key_filter(entries_t, key)))
-                conn.execute(meta_t.delete().where(*key_filter(meta_t, key)))
+                for table in (entries_t, meta_t, marks_t):
+                    conn.execute(table.delete().where(*key_filter(table, key)))
                 return
-            for table in (entries_t, meta_t, summaries_t):
+            for table in (entries_t, meta_t, summaries_t, marks_t):
                 conn.execute(
                     table.delete().where(
                         table.c.project_key == project_key, table.c.session_id == session_id

@@ -67,10 +67,10 @@ def insert_sql(dialect: sa.Dialect, *, ignore_duplicates: bool) -> str:
 
     ``ON CONFLICT DO NOTHING`` (SQLite and Postgres) lets a replayed uuid pass without an
     error, and the row count tells how many lines were new; the line is encoded JSON
-    text, cast to JSONB on Postgres.
+    text, cast to ``json`` on Postgres (kept as written, key order included).
     """
     mark = "?" if dialect.paramstyle == "qmark" else "%s"
-    entry = f"CAST({mark} AS JSONB)" if dialect.name == "postgresql" else mark
+    entry = f"CAST({mark} AS JSON)" if dialect.name == "postgresql" else mark
     columns = "project_key, session_id, subpath, uuid, entry"
     values = ", ".join([mark] * 4 + [entry])
     sql = f"INSERT INTO {entries_t.name} ({columns}) VALUES ({values})"

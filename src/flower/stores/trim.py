@@ -34,6 +34,7 @@ Choices the seed leaves open, made here:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
@@ -53,6 +54,7 @@ from flower.stores.expire import EXPIRED_TEXT as EXPIRED_TEXT
 from flower.stores.expire import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
 from flower.stores.expire import EphemeralPolicy, ResultBlocks, expire, replace_text
 from flower.stores.handout import Handouts
+from flower.stores.marks import Mark, copy_marks, mark_of, place, quiet_load, quiet_save
 from flower.stores.mask import (
     MaskPolicy,
     boundary,
@@ -86,6 +88,8 @@ MEMO_ENTRIES = 50_000
 #: (kind, name, length, hash of the text, English?); for one redactor (a new one, with
 #: other secrets to hide, forgets them all).
 _MemoKey = tuple[str, str, int, int, bool]
+#: A session key as the store's rows hold it: ``(project_key, session_id, subpath)``.
+_Key = tuple[str, str, str]
 #: Text blocks shorter than this stay in place: a pointer would not be shorter.
 SMALL_TEXT = 200
 #: How much of a spilled result the pointer quotes.
@@ -183,7 +187,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         original (:mod:`flower.stores.handout`). ``found``: :func:`~flower.stores.scan.scan`
         of ``entries`` when the caller has it."""
         stored = len(entries)
-        view, _ = self._reshaped(entries, found)
+        view, _ = self._reshaped(entries, found, key=key_of(key))
         self.handouts.record(key_of(key), stored, view)
         return view
 
@@ -193,6 +197,10 @@ class TrimmingSessionStore(SqliteSessionStore):
         rows: list[Any] = list(entries)
         restored: list[Any] = self.handouts.restore(key_of(key), rows, self._stored_rows)
         super()._append(key, restored)
+        parent = self.handouts.forked_from.pop(key_of(key), None)
+        if parent is not None:  # a fork's first request was its parent's view
+            with contextlib.suppress(Exception):
+                copy_marks(self._engine, parent, key_of(key))
 
     def _stored_rows(self, key: tuple[str, str, str]) -> list[Any] | None:
         project_key, session_id, subpath = key
@@ -201,10 +209,14 @@ class TrimmingSessionStore(SqliteSessionStore):
         )
         return rows
 
-    def _reshaped(self, entries: list[Any], found: Scan | None = None) -> tuple[list[Any], Scan]:
+    def _reshaped(
+        self, entries: list[Any], found: Scan | None = None, *, key: _Key | None = None
+    ) -> tuple[list[Any], Scan]:
         """Everything ``load()`` does after reading, in the seed's order (runs in a thread):
         prune, expire, mask, trim. The view and its :func:`~flower.stores.scan.scan`
-        (``found``: the scan of ``entries``, when the caller has it)."""
+        (``found``: the scan of ``entries``, when the caller has it). ``key``: the session
+        loaded, whose boundaries never come nearer than its last load drew them
+        (:mod:`flower.stores.marks`)."""
         self.last_report = {}
         # One walk collects what every policy asks (:mod:`flower.stores.scan`); pruning
         # walks again only when it dropped or added something.
@@ -214,24 +226,35 @@ class TrimmingSessionStore(SqliteSessionStore):
         results = found.counted()
         uses = found.uses
         lines = [i for i, _, _ in results]
+        ids = [str(block.get("tool_use_id")) for _, _, block in results]
+        marks = quiet_load(self._engine, key)
+        drawn: dict[str, Mark] = {}
         cold = None
-        if self.masking and self.mask.cold_after is not None:
+        if (self.masking or self.ephemeral.enabled) and self.mask.cold_after is not None:
             cold = cold_points(entries, self.now(), self.mask.cold_after, prompts=found.prompts)
         if self.ephemeral.enabled:
-            entries = self.expire(entries, results=results, uses=uses, cold=cold, found=found)
+            # Expiry waits for a boundary too, masking on or off: each expiry note
+            # changes old context, and sliding it at every resume rewrote the cache.
+            keep = max(min(self.mask.keep_recent, self.ephemeral.keep_recent), 0)
+            below = boundary(self.mask, entries, lines, self.now(), keep=keep, cold=cold)
+            below = min(max(below, place(marks.get("expiry"), ids)), len(results))
+            self._expire_below(entries, results, uses, below, keep, found)
+            drawn["expiry"] = mark_of(ids, below) or marks.get("expiry")  # type: ignore[assignment]
         if self.masking:
             # Cache-aware (:func:`~flower.stores.mask.boundary`): the oldest ``reach``
             # results change only when the boundary moves, in chunks or all the way on a
             # cold cache, so a warm cache's prefix survives the loads between two moves.
-            # Expiry waits for the same boundary (see ``expire``); its notes are short and
-            # never masked. Trimming keeps its window: by default masking's reach (newest
-            # 6 plus less than a chunk) is past trimming's newest 20, so trimming only
-            # meets what masking leaves (a human's answers, a failed spill).
+            # Trimming keeps its window: by default masking's reach (newest 6 plus less
+            # than a chunk) is past trimming's newest 20, so trimming only meets what
+            # masking leaves (a human's answers, a failed spill).
             reach = boundary(self.mask, entries, lines, self.now(), cold=cold)
+            reach = min(max(reach, place(marks.get("mask"), ids)), len(results))
             if reach:
                 entries = self.apply_mask(entries, results[:reach], uses=uses)
+            drawn["mask"] = mark_of(ids, reach) or marks.get("mask")  # type: ignore[assignment]
         if self.policy.enabled:
             entries = self.trim(entries, results=results)
+        quiet_save(self._engine, key, marks, {k: v for k, v in drawn.items() if v is not None})
         return entries, found
 
     @property
@@ -275,27 +298,39 @@ class TrimmingSessionStore(SqliteSessionStore):
 
         ``results``: ``counted_results(entries)`` when the caller has it already (the main
         chain's: an old transcript's inline subagent lines are never sent, so they neither
-        count nor change). With masking on, expiry waits for masking's boundary
-        (:func:`~flower.stores.mask.boundary`): it judges the results as they stood when
-        the boundary last moved and changes only those below it, so while the cache is
-        warm a glance expires when a chunk moves, not a little at every resume (each
-        change makes the API write everything after it again); on a cold cache the
-        boundary is all the way and the seed's rule holds exactly. With
+        count nor change). Expiry waits for a boundary drawn as masking's is, masking on or
+        off (:func:`~flower.stores.mask.boundary`, with ``mask``'s chunk and cold
+        threshold): it judges the results as they stood when the boundary last moved and
+        changes only those below it, so while the cache is warm a glance expires when a
+        chunk moves, not a little at every resume (each change makes the API write
+        everything after it again); on a cold cache the boundary is all the way and the
+        seed's rule holds exactly. With
         ``mask.supersede`` a glance that ran again later expires too, below the boundary.
         ``uses``, ``cold``, ``found``: ``tool_uses(entries)``,
         :func:`~flower.stores.mask.cold_points` and :func:`~flower.stores.scan.scan` of
         ``entries`` when the caller has them already.
         """
         pool = counted_results(entries) if results is None else results
-        below = None
-        if self.masking:
-            keep = max(min(self.mask.keep_recent, self.ephemeral.keep_recent), 0)
-            lines = [i for i, _, _ in pool]
-            below = boundary(self.mask, entries, lines, self.now(), keep=keep, cold=cold)
-            pool = pool[: below + keep]
+        keep = max(min(self.mask.keep_recent, self.ephemeral.keep_recent), 0)
+        lines = [i for i, _, _ in pool]
+        below = boundary(self.mask, entries, lines, self.now(), keep=keep, cold=cold)
+        self._expire_below(entries, pool, uses, below, keep, found)
+        return entries
+
+    def _expire_below(
+        self,
+        entries: list[Entry],
+        pool: ResultBlocks,
+        uses: Uses | None,
+        below: int,
+        keep: int,
+        found: Scan | None,
+    ) -> None:
+        """Expire among the oldest ``below`` results, judged as they stood when the
+        boundary reached there (the newest ``keep`` after it count as newer)."""
         expired = expire(
             entries,
-            pool,
+            pool[: below + keep],
             self.ephemeral,
             below=below,
             supersede=self.masking and self.mask.supersede,
@@ -304,7 +339,6 @@ class TrimmingSessionStore(SqliteSessionStore):
         )
         if expired:
             self._count("expired", expired)
-        return entries
 
     # --- masking ----------------------------------------------------------------------
 
