@@ -36,14 +36,41 @@ LINGER_HELP = (
     "  [default: 60 on a terminal, where any key ends it sooner; 0 in a pipe]"
 )
 ALLOW_HELP = (
-    "Another name the page answers to (a proxy's or a forwarded port's host[:port]); "
-    "repeatable. Requests naming any other host are refused."
+    "Another name the page answers to: NAME, NAME:PORT (a forwarded port), or the origin"
+    " of a proxy in front (https://NAME[:PORT] for a TLS proxy); repeatable. Requests"
+    " naming any other host are refused."
 )
+#: Said once when the page listens beyond loopback: it speaks plain HTTP.
+CLEAR = (
+    "flower web: warning: the page on {host} is plain HTTP: the token and all the page"
+    " shows cross the network unencrypted; prefer an SSH tunnel, or a TLS proxy in front"
+    " (--allow-host https://NAME)"
+)
+
+
+def _port(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    if not 0 <= value <= 65535:
+        raise click.BadParameter(f"{value}: give a port from 1 to 65535 (0: any free port)")
+    return value
+
+
+def _allowed(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    from flower_plugin_web.allow import parse_allowed
+
+    for given in value:
+        try:
+            parse_allowed(given)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
+
 
 OWN = [
     click.Option(["--host"], default=None, help=HOST_HELP),
-    click.Option(["--port"], type=int, default=0, show_default=True, help=PORT_HELP),
-    click.Option(["--allow-host", "allow_host"], multiple=True, help=ALLOW_HELP),
+    click.Option(
+        ["--port"], type=int, default=0, show_default=True, help=PORT_HELP, callback=_port
+    ),
+    click.Option(["--allow-host", "allow_host"], multiple=True, help=ALLOW_HELP, callback=_allowed),
     click.Option(
         ["--linger"],
         type=click.FloatRange(min=0),
@@ -63,6 +90,7 @@ def run_web(
     from flower_plugin_web.ending import linger as stay_up
     from flower_plugin_web.ending import outcome_for, stay_for
     from flower_plugin_web.gate import raise_fd_limit
+    from flower_plugin_web.guard import loopback
     from flower_plugin_web.hub import HUB, Where
     from flower_plugin_web.origin import FRESH, Ambiguous
     from flower_plugin_web.server import serve
@@ -84,6 +112,8 @@ def run_web(
         where = f"{host}:{port}" if host is not None else f"{FRESH}, port {port}"
         raise click.UsageError(f"the page cannot listen on {where}: {why}") from None
     HUB.enabled = True  # only now: the hooks serve a page that exists
+    if host is not None and not loopback(host):
+        click.echo(CLEAR.format(host=host), err=True)
     click.echo(f"flower web: open {server.url}/#token={token}  (the token is printed only once)")
     since = time.time()
     code: int | None = None

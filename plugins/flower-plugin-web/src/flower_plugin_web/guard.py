@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from flower_plugin_web.allow import DEFAULT_PORTS, parse_allowed
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -105,6 +107,9 @@ class Guard:
             and an address cannot be re-pointed the way a name can).
         hostports: ``name:port`` pairs answered to whatever the bound port (a proxy,
             an SSH forward from another local port).
+        origins: ``(scheme, name, port)`` of a proxy in front (``--allow-host
+            https://NAME``, ``allow.py``): its ``Host`` (the port unsaid when it is the
+            scheme's) and its ``Origin``, https included.
     """
 
     token: str
@@ -112,6 +117,7 @@ class Guard:
     names: frozenset[str] = field(default_factory=frozenset)
     local_ips: bool = False
     hostports: frozenset[str] = field(default_factory=frozenset)
+    origins: frozenset[tuple[str, str, int]] = field(default_factory=frozenset)
 
     @classmethod
     def bound(cls, host: str, port: int, token: str, *, extra: Iterable[str] = ()) -> Guard:
@@ -119,13 +125,14 @@ class Guard:
         itself always; this machine's names and the connection's own IP address when
         bound elsewhere; plus ``extra`` (``--allow-host``)."""
         names = {"127.0.0.1", "localhost", "::1"}
-        hostports = set()
-        for given in extra:
-            parts = urlsplit("//" + given.strip())
-            if parts.hostname and parts.port:
-                hostports.add(f"{parts.hostname}:{parts.port}")
-            elif parts.hostname:
-                names.add(parts.hostname)
+        hostports, origins = set(), set()
+        for allowed in map(parse_allowed, extra):  # ValueError: not a name (allow.py)
+            if allowed.scheme is not None and allowed.port is not None:
+                origins.add((allowed.scheme, allowed.host, allowed.port))
+            elif allowed.port is not None:
+                hostports.add(f"{allowed.host}:{allowed.port}")
+            else:
+                names.add(allowed.host)
         if not wildcard(host):
             names.add(host.lower().strip("[]"))  # the address bound: a fresh 127.x.y.z too
         if not loopback(host):
@@ -138,23 +145,32 @@ class Guard:
             names=frozenset(names),
             local_ips=not loopback(host),
             hostports=frozenset(hostports),
+            origins=frozenset(origins),
         )
 
     def shown(self) -> str:
         """The names, for a refusal."""
         names = [f"[{n}]:{self.port}" if ":" in n else f"{n}:{self.port}" for n in self.names]
-        return ", ".join(sorted([*names, *self.hostports]))
+        proxies = [f"{scheme}://{name}:{port}" for scheme, name, port in self.origins]
+        return ", ".join(sorted([*names, *self.hostports, *proxies]))
 
-    def host_ok(self, hostport: str, local: str | None) -> bool:
-        """Whether ``host[:port]`` (a ``Host`` header, or an origin's) names this page;
-        ``local`` is the address the connection came in on."""
+    def host_ok(self, hostport: str, local: str | None, scheme: str | None = None) -> bool:
+        """Whether ``host[:port]`` (a ``Host`` header, or an origin's of ``scheme``)
+        names this page; ``local`` is the address the connection came in on."""
         try:
             parts = urlsplit("//" + hostport)
-            name, port = (parts.hostname or ""), (parts.port or 80)
+            name, given = (parts.hostname or ""), parts.port
         except ValueError:
             return False
         if not name or parts.username or parts.password:
             return False
+        for kind, proxy, at in self.origins:  # a proxy's: the port unsaid is the scheme's
+            if name == proxy and (scheme is None or scheme == kind):
+                if (given or DEFAULT_PORTS[kind]) == at:
+                    return True
+        if scheme == "https":
+            return False  # the page itself speaks http only
+        port = given or 80
         if f"{name}:{port}" in self.hostports:
             return True
         if port != self.port:
@@ -172,7 +188,8 @@ class Guard:
             parts = urlsplit(origin)
         except ValueError:
             return False
-        return parts.scheme == "http" and self.host_ok(parts.netloc, local)
+        scheme = parts.scheme.lower()
+        return scheme in DEFAULT_PORTS and self.host_ok(parts.netloc, local, scheme)
 
     def token_ok(self, offered: str | None) -> bool:
         """Compared in constant time."""
