@@ -24,8 +24,10 @@ from typing import Any
 import pytest
 from claude_agent_sdk import project_key_for_directory
 
+from flower import hookimpl
 from flower.core.agent import AgentSpec
 from flower.core.runtime import Runtime
+from flower.plugins import get_plugin_manager
 from flower.stores.prune import ORPHAN_NOTE
 from flower.stores.sqlite import SqliteSessionStore
 from flower.testing import RecordedRequest, ScriptedModel, bash, conversation, message_text, text
@@ -38,6 +40,7 @@ TASK = "install the thing"
 CONTINUE = "carry on after the crash"
 AGAIN = "and once more"
 LATER = "a later prompt the dead process had written"
+BARE = "through a store that does not heal"
 CALL = "toolu_main_0_0"
 #: Not a bare ``sleep``: the CLI refuses a command that starts with one.
 SLOW = "echo started && sleep 15"
@@ -139,6 +142,41 @@ async def resume(workspace: Path, run_dir: Path, sid: str, said: str, *, heal: b
     assert r.ok and r.session_id == sid, r.errors
 
 
+class BareStore:
+    """Resumes through the plain SqliteSessionStore: no pruning, no healing, no view."""
+
+    @hookimpl(tryfirst=True)
+    def flower_session_store(self, settings: Any) -> Any:
+        return SqliteSessionStore(settings.run_dir / "sessions.db")
+
+
+async def resume_bare(workspace: Path, run_dir: Path, sid: str, said: str) -> None:
+    pm = get_plugin_manager()
+    pm.register(bare := BareStore(), name="test-bare-store")
+    try:
+        with Runtime(workspace=workspace, run_dir=run_dir) as rt:
+            assert type(rt.store) is SqliteSessionStore
+            spec = AgentSpec(name="w", instructions="", allowed_tools=["Bash"])
+            r = await rt.run(spec, said, step_name="干活", resume=sid)
+    finally:
+        pm.unregister(bare)
+    assert r.ok and r.session_id == sid, r.errors
+
+
+def stored_chain(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored lines from the root to the leaf, following ``parentUuid`` (a missing
+    parent fails: the chain is broken there)."""
+    by_id = {e["uuid"]: e for e in lines if "uuid" in e}
+    leaf: dict[str, Any] | None = [e for e in lines if "uuid" in e][-1]
+    out = []
+    while leaf is not None:
+        out.append(leaf)
+        parent = leaf.get("parentUuid")
+        assert parent is None or parent in by_id, f"the stored chain breaks at {parent}"
+        leaf = by_id.get(parent) if parent else None
+    return out[::-1]
+
+
 def dangling(req: RecordedRequest) -> list[str]:
     """Calls the API would reject: not answered in the very next (user) message."""
     messages = req.messages
@@ -174,6 +212,7 @@ async def test_a_session_killed_mid_tool_resumes_with_the_call_answered_in_our_w
     scripted_model.play(
         [
             conversation("again", text("still here"), after_user=AGAIN),
+            conversation("bare", text("bare here"), after_user=BARE),
             conversation("after", text("resumed"), after_user=CONTINUE),
         ]
     )
@@ -185,12 +224,22 @@ async def test_a_session_killed_mid_tool_resumes_with_the_call_answered_in_our_w
     block = result_block(after, CALL)
     assert (block.get("is_error"), after.tool_results()[CALL]) == (True, ORPHAN_NOTE)
     assert CLI_NOTE not in after.text()
-    # Nothing healed is stored: the CLI never saw an orphan, flower's line lives in load().
+    # The CLI hung its next lines under flower's healed line: that line is stored once,
+    # when they arrive, so the stored chain runs unbroken from the leaf to the task.
     lines = stored(run_dir, sid)
-    assert not [e for e in lines if e.get("toolDenialKind") or e.get("flowerHealed")]
+    assert not [e for e in lines if e.get("toolDenialKind")]  # the CLI never saw an orphan
+    (healed,) = [e for e in lines if e.get("flowerHealed")]
+    assert stored_chain(lines)[0]["message"]["content"] == TASK
+    assert healed["uuid"] in {e["uuid"] for e in stored_chain(lines)}
 
-    # The CLI hung its next lines under the healed line, which exists only at load time:
-    # a second resume must find the same line again, or everything before it is lost.
+    # so a store that does not heal resumes the whole conversation too
+    await resume_bare(workspace, run_dir, sid, BARE)
+    (bare,) = scripted_model.requests_for("bare")
+    assert dangling(bare) == [] and bare.tool_results()[CALL] == ORPHAN_NOTE
+    texts = user_texts(bare)
+    assert TASK in texts[0] and any(CONTINUE in t for t in texts) and BARE in texts[-1]
+
+    # and the pruning store finds the call answered: the same words, no second line
     await resume(workspace, run_dir, sid, AGAIN, heal=True)
     (again,) = scripted_model.requests_for("again")
     assert dangling(again) == []
@@ -198,6 +247,7 @@ async def test_a_session_killed_mid_tool_resumes_with_the_call_answered_in_our_w
     texts = user_texts(again)
     assert TASK in texts[0] and any(CONTINUE in t for t in texts) and AGAIN in texts[-1]
     assert "resumed" in [message_text(m) for m in again.messages if m.get("role") == "assistant"]
+    assert len([e for e in stored(run_dir, sid) if e.get("flowerHealed")]) == 1
 
 
 async def test_without_healing_the_cli_answers_a_trailing_orphan_itself_in_english(

@@ -126,3 +126,28 @@ def test_only_copies_under_another_key_of_a_remembered_load_change() -> None:
     handouts.record(c, 0, [])  # keep=1: the load of a is forgotten
     copy = [{**row, "sessionId": "b"}]
     assert handouts.restore(b, copy, read) is copy
+
+
+async def test_a_made_up_line_is_stored_once_a_line_hangs_under_it(store: Any) -> None:
+    """A session killed mid-tool: the view ends in flower's healed result, and the CLI
+    hangs its next prompt under it, in the session itself or in a fork. The healed line
+    goes into the store just before, so the stored chain needs no healing to hold."""
+    t = Transcript()
+    t.prompt("go")
+    t.call("make install", "ok")
+    del t.lines[-1]  # killed before the result was written
+    await store.append(A, t.lines)
+    view = await store.load(A)
+    (healed,) = [line for line in view if line.get("flowerHealed")]
+    for key, sid in ((B, "sess-b"), (A, "sess-a")):
+        if key is B:
+            await store.append(B, fork_copy(view, "sess-b"))
+        after = {"type": "user", "uuid": f"next-{sid}", "parentUuid": healed["uuid"],
+                 "sessionId": sid, "message": {"role": "user", "content": "go on"}}  # fmt: skip
+        await store.append(key, [after])
+        rows = await store.stored(key)
+        assert [r["uuid"] for r in rows if r.get("flowerHealed")] == [healed["uuid"]]
+        assert chain(rows)[-2:] == [healed["uuid"], f"next-{sid}"]  # no broken link
+        assert chain(rows)[0] == t.lines[0]["uuid"]
+        await store.append(key, [{**after, "uuid": f"again-{sid}"}])  # nothing twice
+        assert len([r for r in await store.stored(key) if r.get("flowerHealed")]) == 1

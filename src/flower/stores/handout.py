@@ -22,9 +22,17 @@ transcript (a fork; under its own key a line is a duplicate the store skips anyw
 - the lines the policies left out of the view go back in, in their stored order, just
   before the next copied line (after the last one, those that followed it), with the
   fork's ``sessionId``: the chain is the original's;
-- a line the policies made up (a healed result, ``flowerHealed``) is left out. Its uuid
-  is derived from the call it answers, so the fork's next load makes the same line again,
-  and a line the CLI hung under it keeps its parent.
+- a line the policies made up (a healed result, ``flowerHealed``) is left out of the copy.
+  Its uuid is derived from the call it answers, so the fork's next load makes the same
+  line again.
+
+A made-up line becomes a stored one the moment the CLI hangs a line under it (a resume
+of a session killed mid-tool: the CLI's next prompt has the healed result as its
+parent), under that session's key or a fork's (:meth:`Handouts.anchored`). Left only in
+the view, the stored chain would break there: a resume through a store that does not
+heal (the bare :class:`~flower.stores.sqlite.SqliteSessionStore`, another tool reading
+the database) would walk up from the leaf to the missing line and send only what came
+after it, starting with an assistant message.
 
 Only the stored lines a load saw count (the source may grow meanwhile). Lines without a
 ``uuid`` (titles, ``last-prompt``, queue operations) are not part of a fork's copy, and
@@ -72,6 +80,7 @@ class _Handout:
     made: frozenset[str]
     rows: int  # stored lines the load saw
     plan: _Plan | None = None
+    made_lines: dict[str, Entry] = field(default_factory=dict)
 
 
 class Handouts:
@@ -92,18 +101,21 @@ class Handouts:
         Its own pass over the view, after the policies (not the load's scan): the uuid
         sets then never sit beside the scan's facts at the load's peak of memory.
         """
-        healed: set[str] = set()
+        healed: dict[str, Entry] = {}
         handed: set[str] = set()
         for e in view:  # one pass: a load of a long session hands out thousands of lines
             u = e.get("uuid")
             if u.__class__ is str:
-                (healed if e.get("flowerHealed") is True else handed).add(u)
-        made, given = frozenset(healed), frozenset(handed - healed)
+                if e.get("flowerHealed") is True:
+                    healed[u] = e
+                else:
+                    handed.add(u)
+        made, given = frozenset(healed), frozenset(handed - set(healed))
         with self._lock:
             # a load of the same key again hands out mostly the same lines: only those
             # it no longer does are forgotten, the rest are owned by it again at once
             self._forget(key, keep=given | made)
-            self._loads[key] = _Handout(key, given, made, stored)
+            self._loads[key] = _Handout(key, given, made, stored, made_lines=healed)
             self._owner.update(dict.fromkeys(given, key))
             self._owner.update(dict.fromkeys(made, key))
             while len(self._loads) > self._keep:
@@ -144,6 +156,29 @@ class Handouts:
                     out.extend(_moved(row, sid) for row in plan.after)
         return out
 
+    def anchored(self, key: Key, entries: list[Entry]) -> list[Entry]:
+        """``entries`` for ``key`` with each made-up line a row hangs under put in just
+        before that row (under the row's session id), so the stored chain holds it: the
+        line a recent load of ``key``, or of the session ``key`` forked from, made up.
+        ``entries`` itself when no row hangs under one. A line stored already is skipped
+        by the store's own idempotency (by ``uuid``)."""
+        with self._lock:
+            if not self._owner:
+                return entries
+            out: list[Entry] = []
+            placed: set[str] = set()
+            for entry in entries:
+                parent = entry.get("parentUuid")
+                if isinstance(parent, str) and parent not in placed:
+                    source = self._owner.get(parent)
+                    handout = self._loads.get(source) if source is not None else None
+                    line = handout.made_lines.get(parent) if handout is not None else None
+                    if line is not None and _same_transcript(source, key):
+                        out.append({**line, "sessionId": entry.get("sessionId", key[1])})
+                        placed.add(parent)
+                out.append(entry)
+        return out if placed else entries
+
     def _forget(self, key: Key, keep: frozenset[str] = frozenset()) -> None:
         """Drop the load of ``key`` and its lines' ownership (but of ``keep``: the caller
         gives those to ``key`` again)."""
@@ -153,6 +188,11 @@ class Handouts:
         for uid in (old.given | old.made) - keep:
             if self._owner.get(uid) == key:
                 del self._owner[uid]
+
+
+def _same_transcript(source: Key | None, key: Key) -> bool:
+    """Whether ``key`` is ``source``'s transcript or a fork's copy of it."""
+    return source is not None and source[0] == key[0] and source[2] == key[2]
 
 
 def _forked(source: Key, key: Key) -> bool:

@@ -196,7 +196,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         :mod:`flower.stores.handout`); everything else as it comes."""
         rows: list[Any] = list(entries)
         restored: list[Any] = self.handouts.restore(key_of(key), rows, self._stored_rows)
-        super()._append(key, restored)
+        super()._append(key, self.handouts.anchored(key_of(key), restored))
         parent = self.handouts.forked_from.pop(key_of(key), None)
         if parent is not None:  # a fork's first request was its parent's view
             with contextlib.suppress(Exception):
