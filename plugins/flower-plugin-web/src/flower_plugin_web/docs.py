@@ -32,6 +32,9 @@ class Read:
     size: int = 0
     cut: bool = False
     refused: bool = False
+    #: The file's identity and version (device, inode, size, mtime in ns): a render of
+    #: the same stamp is the same render.
+    stamp: tuple[int, int, int, int] | None = None
 
 
 def read_document(workbench: Path, name: str, limit: int) -> Read:
@@ -79,11 +82,12 @@ def read_at(folder: int, filename: str, limit: int) -> Read:
     finally:
         os.close(fd)
     cut = info.st_size > len(data)
+    stamp = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
     try:
         text = _decode(data, cut)
     except UnicodeDecodeError:
         return Read(note="not readable yet (not UTF-8 text)", size=info.st_size)
-    return Read(text=text, size=info.st_size, cut=cut)
+    return Read(text=text, size=info.st_size, cut=cut, stamp=stamp)
 
 
 def _open_notes(workbench: Path) -> int:

@@ -6,19 +6,77 @@ or goes anywhere by itself: an image becomes a line of text naming it (a remote 
 would tell its server who read the document, and when); a link to the web stays a
 link, but opens in a new tab with ``rel="noopener noreferrer"`` and a visible
 "external" marker with its host; every other link (relative, ``file:``...) is text.
+
+Rendering costs too: markdown-it is linear but some inputs cost 30 µs a character (a
+paragraph of ``*[*[*[…``, ``![![…``, wide tables), so 2 MB of them once took 20-49 s of
+CPU per render, in the process the run shares. So a document is rendered only up to
+:data:`RENDER_CHARS` (the rest of what is shown, up to the 2 MB cap, is plain text),
+nesting stops at 20 levels (markdown-it's ``maxNesting``), and a render that has used
+:data:`CPU_SECONDS` of its thread's CPU stops: the document is shown as plain text,
+saying why (:func:`shown`).
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
-from typing import Any
+import time
+from collections.abc import MutableMapping, Sequence
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
+from markdown_it.parser_block import ParserBlock
+from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 
 EXTERNAL = ("http", "https", "mailto")
+#: Characters of a document rendered as Markdown at most (a plain 512 KB renders in
+#: about 0.6 s here); a longer one is shown as plain text.
+RENDER_CHARS = 512 * 1024
+#: CPU seconds a render may take (its thread's): past it, plain text.
+CPU_SECONDS = 1.0
+#: Rule calls between two looks at the clock.
+EVERY = 256
+_BUDGET = "flower_budget"  # the key in markdown-it's env: [calls, deadline]
+
+
+class TooCostly(Exception):
+    """A render went past its CPU budget."""
+
+
+def _spent(env: MutableMapping[str, Any]) -> None:
+    budget = env.get(_BUDGET)
+    if budget is None:
+        return
+    budget[0] += 1
+    if budget[0] % EVERY == 0 and time.thread_time() > budget[1]:
+        raise TooCostly
+
+
+def _inline_budget(state: Any, silent: bool) -> bool:
+    """First of the inline rules, so it runs at every position parsed (link labels'
+    look-aheads included): never matches, only looks at the clock."""
+    _spent(state.env)
+    return False
+
+
+class _CountedState(StateBlock):
+    """A block state whose every token counts: a table's rows are one rule's work."""
+
+    def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
+        _spent(self.env)
+        return super().push(ttype, tag, nesting)
+
+
+class _CountedBlocks(ParserBlock):
+    def parse(
+        self, src: str, md: MarkdownIt, env: Any, outTokens: list[Token]
+    ) -> list[Token] | None:
+        if not src:
+            return None
+        state = _CountedState(src, md, env, outTokens)
+        self.tokenize(state, state.line, state.lineMax)
+        return state.tokens
 
 
 def _image(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
@@ -62,7 +120,12 @@ def _link_close(
 
 
 def _markdown() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "maxNesting": 20})
+    md.enable("table")
+    md.inline.ruler.before("text", "budget", _inline_budget)
+    blocks = _CountedBlocks()
+    blocks.ruler = md.block.ruler  # the same rules, "table" enabled
+    md.block = blocks
     md.add_render_rule("image", _image)
     md.add_render_rule("link_open", _link_open)
     md.add_render_rule("link_close", _link_close)
@@ -73,6 +136,29 @@ def _markdown() -> MarkdownIt:
 _MARKDOWN = _markdown()
 
 
-def render_markdown(text: str) -> str:
-    """A document as safe, inert HTML."""
-    return _MARKDOWN.render(text, {})
+def render_markdown(text: str, cpu_seconds: float | None = None) -> str:
+    """A document as safe, inert HTML; :class:`TooCostly` past ``cpu_seconds`` of this
+    thread's CPU (``None``: no limit)."""
+    env: dict[str, Any] = {}
+    if cpu_seconds is not None:
+        env[_BUDGET] = [0, time.thread_time() + cpu_seconds]
+    return _MARKDOWN.render(text, env)
+
+
+def plain(text: str) -> str:
+    """A document as plain text, escaped."""
+    return f'<pre class="plain">{html.escape(text)}</pre>'
+
+
+def shown(text: str) -> tuple[str, str]:
+    """``(html, note)``: ``text`` rendered within the budget, or as plain text with the
+    ``note`` saying why (``""`` when rendered)."""
+    if len(text) > RENDER_CHARS:
+        why = f"shown as plain text: only documents up to {RENDER_CHARS // 1024} KB are rendered"
+        return plain(text), why
+    try:
+        return render_markdown(text, CPU_SECONDS), ""
+    except TooCostly:
+        return plain(text), f"shown as plain text: rendering it took over {CPU_SECONDS:g} s"
+    except RecursionError:
+        return plain(text), "shown as plain text: nested too deeply to render"

@@ -29,11 +29,9 @@ budgeted so the page can never cost the run its descriptors (``gate.py``).
 from __future__ import annotations
 
 import asyncio
-import html
 import logging
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +42,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from flower_plugin_web.docs import FILES, read_document, read_file
+from flower_plugin_web.docs import FILES, read_file
+from flower_plugin_web.documents import Documents
 from flower_plugin_web.gate import BACKLOG, Gate, budget_for, protocol_for
 from flower_plugin_web.guard import HEAD_BYTES, Guard, Guarded, vouches
 from flower_plugin_web.hub import HUB, STALE, Hub
@@ -52,7 +51,6 @@ from flower_plugin_web.limits import Bucket, Limits, Refused, Slots, read_json, 
 from flower_plugin_web.origin import listen
 from flower_plugin_web.page import PAGE, SCRIPT
 from flower_plugin_web.quiet import Hush, quiet_loop
-from flower_plugin_web.render import render_markdown
 from flower_plugin_web.stream import EventStream, where_from
 
 MANIFEST_BYTES = 4 * 1024 * 1024
@@ -72,9 +70,10 @@ def create_app(
     posts = Bucket(limits.posts_burst, limits.posts_per_second)
     slots = Slots(limits.asides)
     asking: set[asyncio.Task[None]] = set()
-    # Documents are read and rendered in threads of their own, two at a time: a large
-    # one never blocks the loop, nor the threads the other routes use.
-    renders = ThreadPoolExecutor(max_workers=2, thread_name_prefix="flower-web-doc")
+    # Documents are read and rendered in threads of their own, two at a time, once for
+    # all who ask meanwhile (documents.py): a large one never blocks the loop, nor the
+    # threads the other routes use.
+    documents = Documents()
 
     def changing() -> None:
         if not posts.take():
@@ -116,9 +115,8 @@ def create_app(
             return HTMLResponse('<p class="dim">(no such document)</p>', 404)
         if hub.where is None:
             return HTMLResponse('<p class="dim">(no such document yet)</p>')
-        workbench = hub.where.workbench
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(renders, _document, workbench, name, limits.doc_bytes)
+        status, body = await documents.get(hub.where.workbench, name, limits.doc_bytes)
+        return HTMLResponse(body, status)
 
     async def runs(request: Request) -> Response:
         rows: list[dict[str, Any]] = []
@@ -234,20 +232,6 @@ def _local_id(hub: Hub, page_id: Any) -> str:
     if segment != hub.segment:
         raise Refused(409, OTHER_RUN)
     return local
-
-
-def _document(workbench: Path, name: str, limit: int) -> Response:
-    """Read and render, in a worker thread."""
-    read = read_document(workbench, name, limit)
-    if read.text is None:
-        status = 403 if read.refused else 200
-        return HTMLResponse(f'<p class="dim">({html.escape(read.note)})</p>', status)
-    shown = render_markdown(read.text)
-    if read.cut:
-        mb = 1024 * 1024
-        note = f"(showing the first {limit / mb:.0f} MB of {read.size / mb:.1f} MB)"
-        shown = f'<p class="dim">{note}</p>' + shown
-    return HTMLResponse(shown)
 
 
 def _manifest(path: Path) -> list[dict[str, Any]]:
