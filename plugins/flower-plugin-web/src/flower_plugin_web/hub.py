@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flower_plugin_web.cut import TEXT as TEXT  # the one text's cut, as the tests know it
+from flower_plugin_web.cut import shortened
 from flower_plugin_web.words import ASIDE_STEP, Line, Words
 
 #: Events kept for pages that connect late or reconnect.
@@ -48,9 +50,6 @@ BATCH = 1000
 WITH_IDS = ("ask", "mail")
 #: Event kinds the hub counts as they pass (the totals, the closing facts).
 COUNTED = frozenset({"result", "aside", "end"})
-#: Characters of one text in an event the page is sent (the rest is cut, said so):
-#: what every page is sent, and what the ring keeps ready for them, stays bounded.
-TEXT = 16_384
 
 
 @dataclass
@@ -325,7 +324,7 @@ class Hub:
                 if one is None or one.lines is not None or one.n > item.n:
                     continue  # overwritten by a newer event, or done already
                 try:  # the page's copy (long texts cut): a 1 MB text is never laid out
-                    one.lines = self._words.say(one.kind, _shortened(one.payload), one.step, one.at)
+                    one.lines = self._words.say(one.kind, shortened(one.payload), one.step, one.at)
                 except Exception:  # the view never raises; if it did, the raw payload stays
                     one.lines = []
             self._said = max(self._said, item.n)
@@ -334,7 +333,7 @@ class Hub:
     def wire(self, item: Item) -> dict[str, Any]:
         """An event as the page sees it: ids with this process's segment, long texts cut
         (the page shows a gist; the run keeps the whole), and the terminal's words."""
-        payload = _shortened(item.payload)
+        payload = shortened(item.payload)  # cut.py: what every page is sent stays bounded
         if isinstance(payload, dict):
             if item.kind in WITH_IDS and "id" in payload:
                 payload = {**payload, "id": self.outside(payload["id"])}
@@ -380,19 +379,6 @@ def _usd(value: Any) -> float:
         return float(value or 0.0)
     except (TypeError, ValueError):
         return 0.0
-
-
-def _shortened(payload: Any) -> Any:
-    """``payload`` with each text longer than :data:`TEXT` cut (a new dict; the ring
-    keeps the whole for the side questions)."""
-    if not isinstance(payload, dict):
-        return payload
-    long = [k for k, v in payload.items() if isinstance(v, str) and len(v) > TEXT]
-    return {**payload, **{k: _cut(payload[k]) for k in long}} if long else payload
-
-
-def _cut(text: str) -> str:
-    return f"{text[:TEXT]}… (cut: {len(text)} characters in all)"
 
 
 #: The id prefix (after the segment) of a question an earlier, dead process left waiting.

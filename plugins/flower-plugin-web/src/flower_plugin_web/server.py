@@ -42,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from flower_plugin_web.cut import shortened
 from flower_plugin_web.docs import FILES, read_file
 from flower_plugin_web.documents import Documents
 from flower_plugin_web.gate import BACKLOG, Gate, budget_for, protocol_for
@@ -95,7 +96,7 @@ def create_app(
 
     async def state(request: Request) -> Response:
         where = hub.where
-        pending = [{**a.payload(), "id": hub.outside(a.id)} for a in hub.pending()]
+        pending = [shortened({**a.payload(), "id": hub.outside(a.id)}) for a in hub.pending()]
         stale = await asyncio.to_thread(hub.stale)  # a file the agents can make a FIFO
         pending += [{**a, "id": hub.outside(a["id"])} for a in stale]
         return JSONResponse(
