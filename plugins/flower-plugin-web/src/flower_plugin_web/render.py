@@ -5,7 +5,9 @@ in them. So raw HTML is shown as text (never rendered), and nothing in a documen
 or goes anywhere by itself: an image becomes a line of text naming it (a remote image
 would tell its server who read the document, and when); a link to the web stays a
 link, but opens in a new tab with ``rel="noopener noreferrer"`` and a visible
-"external" marker with its host; every other link (relative, ``file:``...) is text.
+"external" marker with the host the browser will go to (:func:`link_host`: what
+precedes an ``@`` is a user name, not the host); every other link (relative,
+``file:``...) is text.
 
 Rendering costs too: markdown-it is linear but some inputs cost 30 µs a character (a
 paragraph of ``*[*[*[…``, ``![![…``, wide tables), so 2 MB of them once took 20-49 s of
@@ -19,10 +21,12 @@ saying why (:func:`shown`).
 from __future__ import annotations
 
 import html
+import ipaddress
+import socket
 import time
 from collections.abc import MutableMapping, Sequence
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from markdown_it import MarkdownIt
 from markdown_it.parser_block import ParserBlock
@@ -95,9 +99,9 @@ def _link_open(
     token = tokens[idx]
     href = str(token.attrGet("href") or "")
     stack: list[str] = env.setdefault("links", [])
-    parts = urlsplit(href)
-    if parts.scheme.lower() in EXTERNAL:
-        stack.append(parts.netloc or parts.path)
+    host = link_host(href)
+    if host is not None:
+        stack.append(host)
         return (
             f'<a href="{html.escape(href)}" class="external" target="_blank"'
             ' rel="noopener noreferrer nofollow">'
@@ -105,6 +109,46 @@ def _link_open(
     stack.append("")
     env.setdefault("targets", []).append(href)
     return '<span class="inert-link">'
+
+
+def link_host(href: str) -> str | None:
+    """Where a link to the web goes, as the browser parses it: the host without what
+    comes before an ``@`` (``https://github.com@evil.example/`` goes to
+    ``evil.example``, and once was marked ``github.com@evil.example``), lowercase,
+    percent-decoded, in its ASCII (punycode) form, a numeric IPv4 address in its dotted
+    form, the port unless it is the scheme's; a ``mailto:``'s address. ``None``: not a
+    link to the web (or not one a browser would follow), shown as text."""
+    try:
+        parts = urlsplit(href)
+        scheme = parts.scheme.lower()
+        if scheme == "mailto":
+            return unquote(parts.path) or None
+        if scheme not in EXTERNAL or not parts.hostname:
+            return None
+        host, port = unquote(parts.hostname), parts.port
+    except ValueError:  # a bad port or IPv6 address
+        return None
+    if any(c in host for c in "@/\\?#%:[] ") and not _ipv6(host):
+        return None  # no such host: the browser would not go anywhere
+    try:
+        host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return None
+    if host.rstrip(".").split(".")[-1].replace("x", "").isalnum() and not _ipv6(host):
+        try:  # 0x7f.1, 2130706433: what the browser calls 127.0.0.1
+            host = socket.inet_ntoa(socket.inet_aton(host.rstrip(".")))
+        except OSError:
+            pass
+    shown = f"[{host}]" if _ipv6(host) else host
+    default = {"http": 80, "https": 443}[scheme]
+    return shown if port in (None, default) else f"{shown}:{port}"
+
+
+def _ipv6(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).version == 6
+    except ValueError:
+        return False
 
 
 def _link_close(

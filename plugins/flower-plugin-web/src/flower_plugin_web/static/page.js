@@ -113,6 +113,18 @@ function line(e) {
   if (stick) s.scrollTop = s.scrollHeight;
 }
 
+// A question's words and options with what does not show made visible, as ⟨U+202E⟩:
+// bidi controls (U+202E turns "yes" into what reads "sey"), zero-width and other
+// invisible characters; in an option also spaces other than U+0020, and spaces at either
+// end (␣), so two options that differ always look different. The answer sent is the
+// option as it was.
+const HIDDEN = /[\p{Cf}\p{Zl}\p{Zp}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u2800\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/gu;
+const SPACES = /(?! )\p{Zs}/gu;
+const codepoint = (c) => "\u27E8U+" + c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + "\u27E9";
+const visible = (text) => String(text).replace(HIDDEN, codepoint);
+const option = (text) => visible(text).replace(SPACES, codepoint)
+  .replace(/^ +| +$/g, (spaces) => "\u2423".repeat(spaces.length));
+
 function showAsk(p) {
   const old = $("ask-" + p.id);
   if (old && p.state === "asked") return;  // shown already: keep what is being typed in it
@@ -122,8 +134,8 @@ function showAsk(p) {
   const box = el("div", undefined, "ask"); box.id = "ask-" + p.id;
   if (p.stale) box.append(el("div", "asked before the run stopped" + (p.step ? " (" + label(p.step) + ")" : "")
     + ": the answer goes to the step that asked when it runs again", "dim"));
-  box.append(el("div", p.question));
-  (p.options || []).forEach((o, i) => { const b = el("button", (i + 1) + ") " + o);
+  box.append(el("div", visible(p.question)));
+  (p.options || []).forEach((o, i) => { const b = el("button", (i + 1) + ") " + option(o));
     b.dataset.answer = o; b.onclick = () => post("/answer", {id: p.id, answer: o}); box.append(b); });
   const f = el("form"); const t = el("input"); t.type = "text"; t.name = "answer";
   t.placeholder = "or type an answer (? … asks on the side)";
