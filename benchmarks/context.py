@@ -47,6 +47,7 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions, SystemMessage, query
 
+from flower.core.cache_rhythm import HOUR, CacheRhythm
 from flower.stores.mask import MaskPolicy
 from flower.stores.prune import PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
@@ -70,6 +71,7 @@ class Run:
     requests: list[RecordedRequest] = field(default_factory=list)
     rounds: list[tuple[int, int]] = field(default_factory=list)  # (first, last) main ctx
     handoffs: int = 0
+    hour_rounds: int = 0  # rounds whose session asked for the 1-hour cache
 
     @property
     def main(self) -> list[RecordedRequest]:
@@ -116,10 +118,11 @@ async def session(
     prompt: str,
     resume: str | None,
     tools: list[str],
+    extra_env: dict[str, str] | None = None,
 ) -> str:
     options = ClaudeAgentOptions(
         cwd=workspace,
-        env=model.env(home=home),
+        env={**model.env(home=home), **(extra_env or {})},
         allowed_tools=tools,
         session_store=store,
         resume=resume,
@@ -268,10 +271,21 @@ async def coordinator(
     workspace = work / "ws"
     repository(workspace)
     sid: str | None = None
+    # flower's side chooses the cache's lifetime as a Runtime does (core/cache_rhythm.py),
+    # on the scripted model's clock; the bare side keeps the CLI's default
+    rhythm = CacheRhythm(enabled=isinstance(store, VirtualTime) and args.rhythm)
     for r in range(1, args.rounds + 1):
         before = len(model.requests)
         prompt = feedback(r) if r > 1 else f"[round {r:03d}] 目标: rewrite the parser. 开始。"
-        sid = await session(model, store, workspace, work / f"h{r}", prompt, sid, ["Bash", "Agent"])
+        rhythm.started("coordinator", sid, model.clock.now())
+        extra = rhythm.env("coordinator", {})
+        run.hour_rounds += bool(extra)
+        sid = await session(
+            model, store, workspace, work / f"h{r}", prompt, sid, ["Bash", "Agent"], extra
+        )
+        rhythm.ended(sid, model.clock.now())
+        if extra:  # as the Runtime does: the store counts the hour's cache as warm
+            store.cache_lifetimes[sid] = HOUR
         mains = [q for q in model.requests[before:] if not q.is_subagent and q.usage]
         run.rounds.append((context(mains[0]), context(mains[-1])))
         model.clock.advance(args.judge_seconds)
@@ -369,6 +383,7 @@ def summary(run: Run, rounds: bool = True) -> dict[str, Any]:
         )
         out["slope tokens/round"] = f"{slope(lasts):.0f}"
         out["handoffs"] = run.handoffs
+        out["rounds on the 1-hour cache"] = run.hour_rounds
         out["handoffs, 200K window (est.)"] = handoffs_at(lasts, 200_000 - 50_000)
     return out
 
@@ -493,6 +508,12 @@ def main() -> int:
     parser.add_argument("--worker-seconds", type=float, default=60.0)
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--only", default="a,b,c")
+    parser.add_argument(
+        "--no-rhythm",
+        dest="rhythm",
+        action="store_false",
+        help="flower's side keeps the 5-minute cache (no 1-hour cache after long waits)",
+    )
     parser.add_argument(
         "--mask", default="", help="MaskPolicy fields to try, e.g. keep_recent=4,chunk=24"
     )

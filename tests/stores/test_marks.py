@@ -138,3 +138,19 @@ def test_a_mark_is_placed_by_its_result_when_older_lines_went() -> None:
     assert place(("c", 3), ["b", "c", "d"]) == 2  # an old denial pruned: one less below
     assert place(("c", 3), ["x", "y", "z", "w"]) == 3  # the result is gone: its count
     assert place(("c", 9), ["a", "b", "c"]) == 3  # never more than there are
+
+
+async def test_a_session_on_the_hour_s_cache_is_warm_after_six_minutes(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """The Runtime tells the store which sessions asked for the 1-hour cache
+    (``core/cache_rhythm.py``): a load 6 minutes after their last line is warm, and
+    the old context stays as the cache holds it."""
+    t = session(9)
+    store = masking_store(tmp_path / "s.db", workspace)
+    await store.append(KEY, copy.deepcopy(t.lines))
+    store.now = lambda: last_time(t) + 360
+    store.cache_lifetimes["s1"] = 3600.0
+    assert masked_ids((await store.load(KEY)) or []) == []  # warm: the chunk rule (0)
+    store.cache_lifetimes.clear()
+    assert len(masked_ids((await store.load(KEY)) or [])) == 7  # 5 minutes: cold

@@ -113,3 +113,23 @@ def test_list_prices_follow_the_page_and_the_cli() -> None:
     assert cost_of(hour, "claude-haiku-4-5") == pytest.approx(2.0)
     assert price_of("claude-opus-4-6-20260101").input == 5.0
     assert price_of(None) == price_of("claude-opus-5-5")
+
+
+def test_a_block_with_its_keys_in_another_order_is_another_prompt() -> None:
+    """The API matches what was sent: a history read back with its keys reordered (as
+    JSONB did) reads nothing of the cache after the first reordered block."""
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "a"}}
+    reordered = {"id": "toolu_1", "input": {"file_path": "a"}, "name": "Read", "type": "tool_use"}
+    answer = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "x " * 2000}
+    history = [user("read a " * 200), {"role": "assistant", "content": [call]}]
+    cache = PromptCache()
+    cache.account(body(*history, {"role": "user", "content": [answer]}))
+    same = cache.account(
+        body(*history, {"role": "user", "content": [answer]}, said("ok"), user("go"))
+    )
+    moved = [history[0], {"role": "assistant", "content": [reordered]}]
+    other = cache.account(
+        body(*moved, {"role": "user", "content": [answer]}, said("ok"), user("go"))
+    )
+    assert other["cache_read_input_tokens"] < same["cache_read_input_tokens"]
+    assert other["cache_creation_input_tokens"] > 2000

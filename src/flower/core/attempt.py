@@ -286,7 +286,11 @@ async def run_attempt(
         workbench=rt.workbench,
         spill_threshold=rt.spill_threshold,
     )
-    options.env = {**options.env, **cli_env(spec, rt.resilience, rt.handoff)}
+    options.env = {
+        **options.env,
+        **cli_env(spec, rt.resilience, rt.handoff),
+        **rt.cache.env(step, spec.env),  # the 1-hour prompt cache when waits are long
+    }
     isolated = isolated_roles(spec)
     try:  # where its Bash runs (core/sandbox.py): refused here, before it is paid for
         options.sandbox = session_sandbox(  # type: ignore[assignment]

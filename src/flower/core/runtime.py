@@ -28,6 +28,7 @@ from flower.core.agent import HandoffPolicy
 from flower.core.assembly import build_store, policy, read_dotenv, run_sync
 from flower.core.attempt import PAUSED, Attempt, Live, Words, cli_env, error_text, run_attempt
 from flower.core.budget import budget_for
+from flower.core.cache_rhythm import CacheRhythm, lifetime
 from flower.core.credentials import check_credentials
 from flower.core.events import Event, EventCallback, emit
 from flower.core.handoff import is_overflow
@@ -82,6 +83,10 @@ class Runtime:
             in it: writes in the workspace only, flower's state (:meth:`protect`) out of
             reach, homes hidden, no network but ``allow_net``. Read after the ``.env``
             files, so ``FLOWER_SANDBOX`` and ``FLOWER_ALLOW_NET`` may be set there.
+        cache: When a step's sessions ask for the API's 1-hour prompt cache
+            (:mod:`flower.core.cache_rhythm`): a ``CacheRhythm``, ``True`` for the
+            default (once the step's waits between its sessions run past 4 minutes, as a
+            coordinator's do while a slow judge works), ``False`` to never ask.
 
     The session store is the one the ``flower_session_store`` hook returns: by default
     the pruning store at ``run_dir/sessions.db`` with the policies above;
@@ -122,6 +127,7 @@ class Runtime:
         resilience: Resilience | bool = True,
         handoff: HandoffPolicy | bool = True,
         sandbox: Sandbox | bool | None = None,
+        cache: CacheRhythm | bool = True,
     ) -> None:
         self.workspace = Path(workspace).expanduser().absolute()
         if not self.workspace.is_dir():
@@ -135,6 +141,7 @@ class Runtime:
         self.spill_threshold = spill_threshold
         self.resilience = policy(resilience, Resilience)
         self.handoff = policy(handoff, HandoffPolicy)
+        self.cache = policy(cache, CacheRhythm)
         self.results: list[StepResult] = []
         #: Called with a session id the moment it is known (the workflow's lineage
         #: writes it to disk right away, so a killed process can still be resumed).
@@ -380,6 +387,8 @@ class Runtime:
         self._live.reset_level()
         result = StepResult(step=step, started_at=time.time(), attempts=0)
         self._current = result
+        self.cache.started(step, resume, result.started_at)
+        hour = lifetime(spec.env, self.cache.env(step, spec.env))
         attempt = 0
         classified: dict[str, str] = {}  # error text -> its class, so no plugin is asked twice
         try:
@@ -506,8 +515,22 @@ class Runtime:
                 result.error = stopped_by(exc)
             raise
         finally:
+            self.cache.ended(result.session_id, time.time())
+            self._cache_lives(result.session_id, hour)
             self._finish(result, on_event, classified)
         return result
+
+    def _cache_lives(self, session_id: str | None, seconds: float | None) -> None:
+        """Tell the store how long the prompt cache ``session_id`` just wrote lives:
+        the hour it asked for, else the default (``stores/trim.py``: the next load
+        within that time keeps old context as it was, the cache being warm)."""
+        lives = getattr(self.store, "cache_lifetimes", None)
+        if not session_id or not isinstance(lives, dict):
+            return
+        if seconds:
+            lives[session_id] = seconds
+        else:
+            lives.pop(session_id, None)
 
     def close(self) -> None:
         """Release the session store. The Runtime cannot run steps afterwards."""

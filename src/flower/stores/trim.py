@@ -144,6 +144,10 @@ class TrimmingSessionStore(SqliteSessionStore):
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralPolicy()
         self.mask = mask if mask is not None else MaskPolicy()
         self.now: Callable[[], float] = time.time
+        #: Session id -> seconds its prompt cache lives, when longer than the mask
+        #: policy's ``cold_after`` (a session that asked for the 1-hour cache, told by
+        #: the Runtime: ``core/cache_rhythm.py``). A load within that time is warm.
+        self.cache_lifetimes: dict[str, float] = {}
         self.last_report: dict[str, int] = {}
         self._spilled: dict[_MemoKey, tuple[str, str]] = {}
         self._redactor = current_redactor()
@@ -231,7 +235,9 @@ class TrimmingSessionStore(SqliteSessionStore):
         drawn: dict[str, Mark] = {}
         cold = None
         if (self.masking or self.ephemeral.enabled) and self.mask.cold_after is not None:
-            cold = cold_points(entries, self.now(), self.mask.cold_after, prompts=found.prompts)
+            lives = self.cache_lifetimes.get(key[1], 0.0) if key is not None else 0.0
+            cold_after = max(self.mask.cold_after, lives)
+            cold = cold_points(entries, self.now(), cold_after, prompts=found.prompts)
         if self.ephemeral.enabled:
             # Expiry waits for a boundary too, masking on or off: each expiry note
             # changes old context, and sliding it at every resume rewrote the cache.

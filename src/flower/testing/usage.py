@@ -20,7 +20,8 @@ the API's accounting (https://platform.claude.com/docs/en/build-with-claude/prom
   lies between it and the last breakpoint, ``input_tokens`` what follows the last
   breakpoint (all of the prompt when nothing is cached or marked).
 
-``cache_control`` is left out of a block's identity: the CLI moves its marker to the
+A block is identified by its JSON as sent, key order included (a reordered object is
+another prompt to the API). ``cache_control`` is left out of a block's identity: the CLI moves its marker to the
 newest message each turn, and the API matches content, not markers. Any change to a
 block (a tool result masked at resume, a new date in the environment message) changes
 every prefix from that block on, so the rest of the prompt is written again: the cost
@@ -106,7 +107,9 @@ class PromptCache:
     def _blocks(self, body: Mapping[str, Any]) -> Iterator[_Block]:
         prefix = hashlib.sha1(str(body.get("model") or "").encode())
         for part, ttl in prompt_blocks(body):
-            key = json.dumps(part, sort_keys=True, ensure_ascii=False, default=str)
+            # as sent, key order included: the API matches the prompt exactly, and a line
+            # stored with its keys reordered (Postgres's JSONB did) is another prompt
+            key = json.dumps(part, ensure_ascii=False, default=str)
             prefix.update(hashlib.sha1(key.encode("utf-8", "surrogatepass")).digest())
             own = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()
             tokens = self._sizes.get(own)

@@ -1,0 +1,105 @@
+"""The prompt cache's lifetime, chosen by the rhythm of a step's sessions.
+
+The API keeps a cached prompt prefix for 5 minutes by default, or for an hour when the
+request asks (``"ttl": "1h"``). A 1-hour write costs 2x the input price instead of 1.25x;
+a read costs 0.1x either way. The bundled CLI asks for the hour when
+``CLAUDE_CODE_PROMPT_CACHE_TTL=1h`` is in its environment (its main conversation; its
+subagents follow ``CLAUDE_CODE_SUBAGENT_PROMPT_CACHE_TTL``).
+
+Which pays depends on when the session's next request comes. A coordinator resumed every
+round waits between rounds for the judge (and sometimes for a human): when that wait is
+longer than 5 minutes, its whole history is cold at the next round and is written again
+at 1.25x, where with the hour it would have been read at 0.1x. Within a round its
+requests come seconds apart and the default is right. So the break-even, for a prefix of
+``P`` tokens a round adds ``d`` to: the hour costs ``0.75 d`` more at the writes and saves
+``1.15 P`` at the next round's first request when that comes after 5 minutes; with
+``P`` many times ``d`` (a long history, a short round), the hour wins whenever the wait
+is likely longer than 5 minutes, and loses little when it is not.
+
+How flower decides "likely": by the waits it has seen. Each time a step resumes a
+session this process ran before, the time since that session ended is one wait of the
+step's; once the median of the step's last :attr:`CacheRhythm.recent` waits is over
+:attr:`CacheRhythm.threshold` (4 minutes: a margin under the TTL, since the next wait
+also includes the next round's own start-up), the step's sessions ask for the hour. A
+step's first session, and any step whose waits are short (a burst), keep the default.
+A ``CLAUDE_CODE_PROMPT_CACHE_TTL`` the user set (in the environment or an agent's
+``env``) always wins.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import threading
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["HOUR", "TTL_VARIABLE", "CacheRhythm", "lifetime"]
+
+#: The bundled CLI's variable for its main conversation's cache TTL ("5m" or "1h").
+TTL_VARIABLE = "CLAUDE_CODE_PROMPT_CACHE_TTL"
+#: Seconds a prefix written with ``"ttl": "1h"`` stays cached.
+HOUR = 3600.0
+
+
+def lifetime(*envs: Mapping[str, str]) -> float | None:
+    """How long a session's cache lives when its environment (the first of ``envs`` that
+    names :data:`TTL_VARIABLE`, then the process's) asks for the hour; ``None`` for the
+    default. The session store is told, so a load 6 minutes after the last line of such
+    a session counts the cache as warm and keeps the old context as it was."""
+    for env in (*envs, os.environ):
+        value = env.get(TTL_VARIABLE)
+        if value:
+            return HOUR if value == "1h" else None
+    return None
+
+
+@dataclass
+class CacheRhythm:
+    """When a step's sessions ask the API for the 1-hour prompt cache.
+
+    Attributes:
+        enabled: ``False`` never asks (every session keeps the CLI's default).
+        threshold: Seconds: a median wait above this asks for the hour.
+        recent: How many of the step's latest waits the median is taken over.
+    """
+
+    enabled: bool = True
+    threshold: float = 240.0
+    recent: int = 3
+    _ends: dict[str, float] = field(default_factory=dict, init=False, repr=False)
+    _waits: dict[str, list[float]] = field(
+        default_factory=lambda: defaultdict(list), init=False, repr=False
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def started(self, step: str, session_id: str | None, now: float) -> None:
+        """``step`` starts, resuming ``session_id`` (``None``: a new session)."""
+        with self._lock:
+            ended = self._ends.get(session_id) if session_id else None
+            if ended is not None and now >= ended:
+                self._waits[step].append(now - ended)
+
+    def ended(self, session_id: str | None, now: float) -> None:
+        """A session ran until ``now`` (its last request's answer)."""
+        if session_id:
+            with self._lock:
+                self._ends[session_id] = now
+
+    def ttl(self, step: str) -> str | None:
+        """``"1h"`` when ``step``'s sessions should ask for the hour, else ``None``."""
+        if not self.enabled:
+            return None
+        with self._lock:
+            waits = self._waits.get(step, [])[-max(self.recent, 1) :]
+        if waits and statistics.median(waits) > self.threshold:
+            return "1h"
+        return None
+
+    def env(self, step: str, given: Mapping[str, str]) -> dict[str, str]:
+        """What to add to a session's environment (``given``: the agent's own ``env``)."""
+        if TTL_VARIABLE in given or os.environ.get(TTL_VARIABLE):
+            return {}
+        ttl = self.ttl(step)
+        return {TTL_VARIABLE: ttl} if ttl else {}

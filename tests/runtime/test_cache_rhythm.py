@@ -1,0 +1,102 @@
+"""The 1-hour prompt cache, asked for when a step's sessions wait long between them
+(``core/cache_rhythm.py``): the real CLI's requests carry ``"ttl": "1h"`` exactly then,
+and the scripted model bills the hour's writes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from flower.core.agent import AgentSpec
+from flower.core.cache_rhythm import TTL_VARIABLE, CacheRhythm
+from flower.core.runtime import Runtime
+from flower.testing import RecordedRequest, ScriptedModel, conversation, text
+
+pytestmark = [pytest.mark.anyio]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def ttls(request: RecordedRequest) -> set[str]:
+    """The TTLs of the request's cache breakpoints ("5m" where none is named)."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            marker = value.get("cache_control")
+            if isinstance(marker, dict):
+                found.add(str(marker.get("ttl") or "5m"))
+            for inner in value.values():
+                walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    walk(request.body)
+    return found
+
+
+def test_the_hour_is_asked_for_once_the_waits_are_long() -> None:
+    rhythm = CacheRhythm(threshold=240.0, recent=3)
+    assert rhythm.ttl("coord") is None  # nothing seen yet: the default
+    rhythm.ended("s1", 1000.0)
+    rhythm.started("coord", "s1", 1010.0)  # a burst: 10 s
+    assert rhythm.ttl("coord") is None
+    for at in (1400.0, 1800.0):  # two waits of about 6 minutes
+        rhythm.ended("s1", at - 370.0)
+        rhythm.started("coord", "s1", at)
+    assert rhythm.ttl("coord") == "1h"  # median of 10, 370, 370
+    assert rhythm.ttl("judge") is None  # another step's rhythm is its own
+    rhythm.started("coord", "other", 5000.0)  # a session it never saw end: no wait
+    assert rhythm.ttl("coord") == "1h"
+    assert CacheRhythm(enabled=False).ttl("coord") is None
+
+
+def test_what_the_user_set_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    rhythm = CacheRhythm(threshold=0.0)
+    rhythm.ended("s", 1.0)
+    rhythm.started("step", "s", 2.0)
+    assert rhythm.env("step", {}) == {TTL_VARIABLE: "1h"}
+    assert rhythm.env("step", {TTL_VARIABLE: "5m"}) == {}
+    monkeypatch.setenv(TTL_VARIABLE, "5m")
+    assert rhythm.env("step", {}) == {}
+
+
+@pytest.mark.e2e
+async def test_a_session_resumed_after_long_waits_asks_for_the_hour(
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    make_runtime: Callable[..., Runtime],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(TTL_VARIABLE, raising=False)
+    scripted_model.play(
+        [
+            conversation("third", text("three"), after_user="round 3"),
+            conversation("second", text("two"), after_user="round 2"),
+            conversation("first", text("one" * 400), first_user="round 1"),
+        ]
+    )
+    spec = AgentSpec(name="coordinator", instructions="Be terse.")
+    # a "long" wait of a second stands for the judge's minutes
+    rt = make_runtime(cache=CacheRhythm(threshold=0.5, recent=1))
+    first = await rt.run(spec, "round 1")
+    second = await rt.run(spec, "round 2", resume=first.session_id)  # at once: a burst
+    time.sleep(1.0)
+    third = await rt.run(spec, "round 3", resume=first.session_id)
+    assert first.ok and second.ok and third.ok
+    assert ttls(scripted_model.last("first")) == {"5m"}
+    assert ttls(scripted_model.last("second")) == {"5m"}
+    assert ttls(scripted_model.last("third")) == {"1h"}
+    written = scripted_model.last("third").usage.get("cache_creation", {})
+    assert written.get("ephemeral_1h_input_tokens", 0) > 0  # billed at the hour's price
+    # the store knows the session's cache lives an hour (a load within it is warm)
+    assert rt.store.cache_lifetimes == {first.session_id: 3600.0}
+    never = make_runtime(cache=False)
+    assert never.cache.ttl("coordinator") is None
