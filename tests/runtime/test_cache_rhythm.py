@@ -48,9 +48,9 @@ def test_the_hour_is_asked_for_once_the_waits_are_long() -> None:
     rhythm.ended("s1", 1000.0)
     rhythm.started("coord", "s1", 1010.0)  # a burst: 10 s
     assert rhythm.ttl("coord") is None
-    for at in (1400.0, 1800.0):  # two waits of about 6 minutes
+    for n, at in enumerate((1400.0, 1800.0)):  # two waits of about 6 minutes, as rounds
         rhythm.ended("s1", at - 370.0)
-        rhythm.started("coord", "s1", at)
+        rhythm.started(f"coord#round{n + 2}", "s1", at)
     assert rhythm.ttl("coord") == "1h"  # median of 10, 370, 370
     assert rhythm.ttl("judge") is None  # another step's rhythm is its own
     rhythm.started("coord", "other", 5000.0)  # a session it never saw end: no wait

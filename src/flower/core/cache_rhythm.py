@@ -18,7 +18,8 @@ is likely longer than 5 minutes, and loses little when it is not.
 
 How flower decides "likely": by the waits it has seen. Each time a step resumes a
 session this process ran before, the time since that session ended is one wait of the
-step's; once the median of the step's last :attr:`CacheRhythm.recent` waits is over
+step's (a guarded step's rounds, ``干活#round2`` and on, count as the step's own); once
+the median of the step's last :attr:`CacheRhythm.recent` waits is over
 :attr:`CacheRhythm.threshold` (4 minutes: a margin under the TTL, since the next wait
 also includes the next round's own start-up), the step's sessions ask for the hour. A
 step's first session, and any step whose waits are short (a burst), keep the default.
@@ -79,7 +80,7 @@ class CacheRhythm:
         with self._lock:
             ended = self._ends.get(session_id) if session_id else None
             if ended is not None and now >= ended:
-                self._waits[step].append(now - ended)
+                self._waits[_base(step)].append(now - ended)
 
     def ended(self, session_id: str | None, now: float) -> None:
         """A session ran until ``now`` (its last request's answer)."""
@@ -92,7 +93,7 @@ class CacheRhythm:
         if not self.enabled:
             return None
         with self._lock:
-            waits = self._waits.get(step, [])[-max(self.recent, 1) :]
+            waits = self._waits.get(_base(step), [])[-max(self.recent, 1) :]
         if waits and statistics.median(waits) > self.threshold:
             return "1h"
         return None
@@ -103,3 +104,9 @@ class CacheRhythm:
             return {}
         ttl = self.ttl(step)
         return {TTL_VARIABLE: ttl} if ttl else {}
+
+
+def _base(step: str) -> str:
+    """A step's name without the round or retry a guarded step's label carries
+    (``干活#round3`` is ``干活``'s third round: one rhythm)."""
+    return step.split("#", 1)[0]
