@@ -61,9 +61,9 @@ def test_a_flood_past_the_file_limit_leaves_the_run_and_its_owner_alone(
     try:
         run.wait_for(lambda: bool(run.pending()), what="the clarifier's question")
         threading.Thread(target=sample, daemon=True).start()
-        with Flood("127.0.0.1", run.port, FLOOD, reconnect=True) as flood:
+        with Flood(run.host, run.port, FLOOD, reconnect=True) as flood:
             time.sleep(1.0)  # the flood is at its height
-            latencies = owner_latencies("127.0.0.1", run.port, run.token, count=10)
+            latencies = owner_latencies(run.host, run.port, run.token, count=10)
             (asked,) = run.pending()
             started = time.monotonic()
             status, said = run.post("/answer", {"id": asked["id"], "answer": "LF"})
