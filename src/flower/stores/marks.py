@@ -31,6 +31,7 @@ from flower.stores.schema import view_marks
 
 __all__ = [
     "Mark",
+    "MarkBook",
     "copy_marks",
     "load_marks",
     "mark_of",
@@ -135,3 +136,32 @@ def place(mark: Mark | None, ids: list[str]) -> int:
 def mark_of(ids: list[str], reach: int) -> Mark | None:
     """The mark for the oldest ``reach`` results (``None`` for none)."""
     return (ids[reach - 1], reach) if reach > 0 else None
+
+
+class MarkBook:
+    """A store's marks, read once per key and process, then kept in memory and written
+    through when they move (a load reads none from the database after the first)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._known: dict[Key, dict[str, Mark]] = {}
+
+    def get(self, key: Key | None) -> dict[str, Mark]:
+        if key is None:
+            return {}
+        marks = self._known.get(key)
+        if marks is None:
+            marks = self._known[key] = quiet_load(self._engine, key)
+        return marks
+
+    def put(self, key: Key | None, before: dict[str, Mark], now: dict[str, Mark]) -> None:
+        if key is None or not now:
+            return
+        quiet_save(self._engine, key, before, now)
+        self._known[key] = now
+
+    def forget(self, project_key: str, session_id: str, subpath: str = "") -> None:
+        """A deleted session's marks (a main key's take its subagents' along)."""
+        for known in [k for k in self._known if k[:2] == (project_key, session_id)]:
+            if not subpath or known[2] == subpath:
+                del self._known[known]

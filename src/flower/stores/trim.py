@@ -54,7 +54,7 @@ from flower.stores.expire import EXPIRED_TEXT as EXPIRED_TEXT
 from flower.stores.expire import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
 from flower.stores.expire import EphemeralPolicy, ResultBlocks, expire, replace_text
 from flower.stores.handout import Handouts
-from flower.stores.marks import Mark, copy_marks, mark_of, place, quiet_load, quiet_save
+from flower.stores.marks import Mark, MarkBook, copy_marks, mark_of, place
 from flower.stores.mask import (
     MaskPolicy,
     boundary,
@@ -166,6 +166,8 @@ class TrimmingSessionStore(SqliteSessionStore):
         self._folder = SpillFolder(self.workspace, self.policy.spill_dirname)
         watch(workspace=self.workspace)  # its .env holds secrets to redact too
         super().__init__(path)
+        #: Each session's marks, as this store last read or wrote them (``stores/marks.py``).
+        self._marks = MarkBook(self._engine)
 
     @property
     def spill_dir(self) -> Path:
@@ -206,6 +208,10 @@ class TrimmingSessionStore(SqliteSessionStore):
             with contextlib.suppress(Exception):
                 copy_marks(self._engine, parent, key_of(key))
 
+    def _delete(self, key: SessionKey) -> None:
+        super()._delete(key)
+        self._marks.forget(*key_of(key))
+
     def _stored_rows(self, key: tuple[str, str, str]) -> list[Any] | None:
         project_key, session_id, subpath = key
         rows: list[Any] | None = self._load(
@@ -231,7 +237,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         uses = found.uses
         lines = [i for i, _, _ in results]
         ids = [str(block.get("tool_use_id")) for _, _, block in results]
-        marks = quiet_load(self._engine, key)
+        marks = self._marks.get(key)
         drawn: dict[str, Mark] = {}
         cold = None
         if (self.masking or self.ephemeral.enabled) and self.mask.cold_after is not None:
@@ -260,7 +266,7 @@ class TrimmingSessionStore(SqliteSessionStore):
             drawn["mask"] = mark_of(ids, reach) or marks.get("mask")  # type: ignore[assignment]
         if self.policy.enabled:
             entries = self.trim(entries, results=results)
-        quiet_save(self._engine, key, marks, {k: v for k, v in drawn.items() if v is not None})
+        self._marks.put(key, marks, {k: v for k, v in drawn.items() if v is not None})
         return entries, found
 
     @property
