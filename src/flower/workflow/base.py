@@ -304,6 +304,10 @@ class Workflow:
                     print(f"flower: the workflow's finish failed: {exc}", file=sys.stderr)
                 if lineage is not None:  # what finish wrote is no drift for the next wake
                     record(lineage.workspace, lineage.path.parent)
+            if lineage is not None:  # the last round's work, for `flower diff` and a rewind
+                from flower.core.rewind import take
+
+                take(runtime, sessions, kind="end", step=str(ctx.get("_failed_at") or ""))
             outcome.ended(ctx)
         except BaseException as exc:
             outcome.broke(exc)
@@ -397,10 +401,24 @@ class Workflow:
         if late:  # answers to what this step asked before its run stopped (its session,
             prompt = f"{late}\n\n{prompt}"  # or a fresh one if the store lost that)
 
+        run_dir = getattr(runtime, "run_dir", None) if lineage is not None else None
+        rewound = _rewound(run_dir, step.name)
+        resume_at: str | None = None
+        if rewound is not None:  # `flower rewind`: as the session stood when the round began
+            at = rewound.get("session")
+            fallback = step.render(ctx, resumed=bool(at))
+            prompt = _rewound_prompt(rewound, fallback)
+            resume, fork = (
+                (at, bool(rewound.get("fork", True))) if at else (start_resume, start_fork)
+            )
+            resume_at = rewound.get("at") if at and fork else None
+
         def remember(sid: str) -> None:
             sessions[step.name] = sid
             if lineage is not None:
                 lineage.remember(step.name, sid)
+            if rewound is not None:  # the fork is the step's session now: rewound once
+                _rewound_done(run_dir)
 
         result: StepResult | None = None
         passed = False
@@ -411,12 +429,16 @@ class Workflow:
                 label = f"{step.name}#round{attempt + 1}"
             else:
                 label = f"{step.name}#retry{attempt}"
+            if lineage is not None:  # the folder and every session, before this round
+                _checkpoint(runtime, step, ctx, label=label, prompt=prompt)
             outer = runtime.on_session
             runtime.on_session = remember
+            at, resume_at = resume_at, None  # a rewind's message cut, on its first attempt only
             try:
                 result = await runtime.run(
-                    step.spec, prompt, step_name=label, resume=resume, fork=fork, on_event=on_event
-                )
+                    step.spec, prompt, step_name=label, resume=resume, fork=fork,
+                    on_event=on_event, **({"resume_at": at} if at else {}),
+                )  # fmt: skip
             finally:
                 runtime.on_session = outer
             gated = False
@@ -509,6 +531,37 @@ class _Outcome:
 
         where = self.step if step is None else step
         write_outcome(Path(self.run_dir), state, step=where, why=why, met=met)
+
+
+def _checkpoint(runtime: Any, step: Step, ctx: Ctx, *, label: str, prompt: str) -> None:
+    """A checkpoint before an attempt (:mod:`flower.core.rewind`): a work round when the
+    step is guarded by a judge (its round numbered as the ledger will number it)."""
+    from flower.core.goal import ROUND_KEY
+    from flower.core.rewind import take
+
+    guarded = step.on_reject is not None and ROUND_KEY in ctx
+    round_ = int(ctx.get(ROUND_KEY) or 0) + 1 if guarded else None
+    kind = "round" if guarded else "step"
+    take(runtime, ctx["_sessions"], kind=kind, step=step.name, label=label, round_=round_,
+         prompt=prompt)  # fmt: skip
+
+
+def _rewound(run_dir: Any, step: str) -> dict[str, Any] | None:
+    from flower.core.rewind import take_pending
+
+    return take_pending(run_dir, step)
+
+
+def _rewound_prompt(data: dict[str, Any], fallback: str) -> str:
+    from flower.core.rewind import rewound_prompt
+
+    return rewound_prompt(data, fallback)
+
+
+def _rewound_done(run_dir: Any) -> None:
+    from flower.core.rewind import done_pending
+
+    done_pending(run_dir)
 
 
 def _late_answers(runtime: Any, step: str) -> str:
