@@ -21,6 +21,7 @@ a few substring checks on its encoded text.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -78,6 +79,7 @@ LOAD_CHARS = 1 << 16
 _SQLITE_LOAD = (
     "SELECT entry FROM entries WHERE project_key = ? AND session_id = ? AND subpath = ? ORDER BY id"
 )
+_SQLITE_META = "SELECT 1 FROM meta WHERE project_key = ? AND session_id = ? AND subpath = ?"
 #: Attempts at a write transaction that lost a race to create the same key.
 WRITE_ATTEMPTS = 3
 #: Fields of a transcript line that link lines or name them: never redacted, so the
@@ -118,6 +120,7 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
         #: ``INSERT ... ON CONFLICT DO NOTHING`` where the database has it; elsewhere the
         #: uuids already stored are looked up first (under the same row lock).
         postgres = self._engine.dialect.name == "postgresql"
+        self._sqlite = self._engine.dialect.name == "sqlite"
         self._insert_new = postgres or self._engine.dialect.name == "sqlite"
         #: Lines go to the driver already encoded, in one ``executemany``: SQLAlchemy's
         #: per-row parameter processing cost as much as encoding them (benchmarks/store.py).
@@ -392,29 +395,39 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
         """
         ids = dict(zip(("pk", "sid", "sub"), key_of(key), strict=True))
         loaded: list[SessionStoreEntry] = []
-        with self._errors(), self._engine.connect() as conn:
-            if conn.execute(META, ids).first() is None:
-                return None
-            share = RepeatedStrings() if share is None else share
-            for texts in self._entry_texts(conn, ids):
+        share = RepeatedStrings() if share is None else share
+        texts_of = self._sqlite_texts if self._sqlite else self._server_texts
+        with self._errors(), contextlib.closing(texts_of(ids)) as chunks:
+            found = False
+            for texts in chunks:
+                if texts is None:  # no meta row: no such session
+                    return None
+                found = True
+                if not texts:
+                    continue
                 text = "[" + ",".join(texts) + "]"
                 texts.clear()  # the rows go before the parse: one copy of the text at a time
                 loaded.extend(share(self._loads(text)))
                 del text
-        return loaded
+        return loaded if found else None
 
-    def _entry_texts(self, conn: sa.Connection, ids: dict[str, str]) -> Iterator[list[str]]:
-        """The stored lines' JSON text, ``LOAD_CHUNK`` rows or ``LOAD_CHARS`` characters
-        at a time (SQLite; ``LOAD_CHUNK`` rows elsewhere).
-
-        On SQLite straight from the driver's cursor: SQLAlchemy's row processing cost
-        more than parsing the JSON. Elsewhere through SQLAlchemy, whose ``yield_per``
-        streams from a server-side cursor instead of buffering the whole transcript.
-        """
-        if self._engine.dialect.name == "sqlite":
-            cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    def _sqlite_texts(self, ids: dict[str, str]) -> Iterator[list[str] | None]:
+        """The stored lines' JSON text straight from the driver, ``LOAD_CHARS``
+        characters or ``LOAD_CHUNK`` rows at a time, after one ``[]`` (the session
+        exists) or ``None`` (it does not). A raw pooled connection, not a SQLAlchemy
+        one: for a short transcript the Connection's checkout, autobegin and execution
+        context cost more than reading and parsing it (a load's fixed cost)."""
+        raw = self._engine.raw_connection()
+        try:
+            cursor = raw.cursor()
             try:
-                cursor.execute(_SQLITE_LOAD, (ids["pk"], ids["sid"], ids["sub"]))
+                key = (ids["pk"], ids["sid"], ids["sub"])
+                cursor.execute(_SQLITE_META, key)
+                if cursor.fetchone() is None:
+                    yield None
+                    return
+                yield []
+                cursor.execute(_SQLITE_LOAD, key)
                 batch: list[str] = []
                 size = 0
                 while rows := cursor.fetchmany(64):
@@ -428,10 +441,20 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
                     yield batch
             finally:
                 cursor.close()
-            return
-        result = conn.execution_options(yield_per=LOAD_CHUNK).execute(self._entry_text, ids)
-        for rows in result.partitions():
-            yield [text for (text,) in rows]
+        finally:
+            raw.close()  # back to the pool
+
+    def _server_texts(self, ids: dict[str, str]) -> Iterator[list[str] | None]:
+        """The same through SQLAlchemy, whose ``yield_per`` streams from a server-side
+        cursor instead of buffering the whole transcript."""
+        with self._engine.connect() as conn:
+            if conn.execute(META, ids).first() is None:
+                yield None
+                return
+            yield []
+            result = conn.execution_options(yield_per=LOAD_CHUNK).execute(self._entry_text, ids)
+            for rows in result.partitions():
+                yield [text for (text,) in rows]
 
     def _delete(self, key: SessionKey) -> None:
         project_key, session_id, subpath = key_of(key)
