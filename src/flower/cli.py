@@ -22,10 +22,12 @@ import click
 
 from flower import __version__
 from flower.commands.demo import demo
+from flower.commands.diff import diff
 from flower.commands.go import go
 from flower.commands.once import once
 from flower.commands.options import global_options
 from flower.commands.plugins import plugins
+from flower.commands.rewind import rewind
 from flower.commands.run import run
 from flower.commands.status import status
 from flower.commands.usage import OneLineUsage, one_line_usage
@@ -158,6 +160,8 @@ def main(
                                            independent judge agrees; run it again
                                            here to continue the same conversation
       flower status                        where the run in this folder stands
+      flower rewind [N]                    the checkpoints; go back to round N
+      flower diff N                        what round N changed
       flower demo                          a whole run, offline and free
       flower once "fix the failing test"   one agent, one step
       flower run flows.py:main             your own workflow
@@ -179,7 +183,7 @@ def main(
     }
 
 
-for _command in (go, once, run, status, plugins, demo):
+for _command in (go, once, run, status, plugins, demo, rewind, diff):
     main.add_command(_command)
 
 try:  # `flower setup` (its module arrives with the credentials work)

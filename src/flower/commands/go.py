@@ -148,6 +148,7 @@ def go(
     }
     window = check_window(window)
     from flower.commands.launch import launch_starter
+    from flower.commands.rewind import rewound
     from flower.core.budget import BudgetReached
 
     try:
@@ -162,6 +163,7 @@ def go(
             force=force,
             sandbox=sandbox,
             recover=recover,
+            rewound=rewound(),
         )
     except BudgetReached as stop:
         code = budget_stopped(stop, g, "flower")

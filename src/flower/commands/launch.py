@@ -128,9 +128,11 @@ def launch_starter(
     force: bool = False,
     sandbox: SandboxChoice | None = None,
     recover: bool = False,
+    rewound: bool = False,
 ) -> int:
     """``flower go``: build the starter flow for ``ask`` and drive it. A run whose store
-    is gone stops in one line unless ``recover`` (``core/state_copy.py``)."""
+    is gone stops in one line unless ``recover`` (``core/state_copy.py``); ``rewound``:
+    ``flower rewind`` has just asked what to tell the agents, so nothing is asked again."""
     from flower.commands.startup import dead_endpoint, lost_store, unwritable_workspace
     from flower.core.agent import HandoffPolicy
     from flower.stores.trim import TrimPolicy
@@ -172,7 +174,9 @@ def launch_starter(
                 " its conversations start over",
                 "yellow",
             )
-        return _continue_starter(ask, g, settings, rt, terminal, renderer, interactive, new=new)
+        return _continue_starter(
+            ask, g, settings, rt, terminal, renderer, interactive, new=new, rewound=rewound
+        )
 
 
 def _continue_starter(
@@ -185,6 +189,7 @@ def _continue_starter(
     interactive: bool,
     *,
     new: bool,
+    rewound: bool = False,
 ) -> int:
     """The banner, the question of what to do, the workflow, the run (the lock is held)."""
     from flower.commands.go import AGAIN, ask_too_big, read_ask
@@ -215,7 +220,9 @@ def _continue_starter(
             drop_stale(g.run_dir)
         elif interactive and not ask_stale(terminal, g.run_dir):
             return EXIT_QUIT
-        if not ask and not new:
+        if rewound:  # `flower rewind` took the words: on as Enter would, finished or not
+            finished = False
+        elif not ask and not new:
             waking = state["continuing"]
             read = read_ask(terminal, waking=waking, interactive=interactive, finished=finished)
             if read is None:

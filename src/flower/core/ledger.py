@@ -225,7 +225,7 @@ _ENTRY_WORDS: dict[str, dict[str, str]] = {
         "session": "- 会话:", "none": "(无)", "wall": "- 墙的话:", "said": "- 人的原话:",
         "judge": "- 裁判会话:{session} · 花费 ${cost:.4f}", "reason": "- 理由:",
         "failed": "- 未通过:", "restored": "恢复 {state}", "check": "flower 跑检查:{state}",
-        "ran": "- 检查:",
+        "ran": "- 检查:", "rewind": "倒回 {state}",
     },
     "en": {
         "round": "round {n}", "refused": "refused {state}", "at": "- at: ",
@@ -234,6 +234,7 @@ _ENTRY_WORDS: dict[str, dict[str, str]] = {
         "judge": "- judge's session: {session} · cost ${cost:.4f}", "reason": "- reason: ",
         "failed": "- failed: ", "restored": "restored {state}",
         "check": "flower ran a check: {state}", "ran": "- check: ",
+        "rewind": "rewound {state}",
     },
 }  # fmt: skip
 
@@ -276,6 +277,13 @@ def entry(row: Mapping[str, Any]) -> str:
         lines = [head + w["restored"].format(state=row["state"]), "", w["at"] + when]
         if row.get("reason"):
             lines.append(w["reason"] + one_line(row["reason"], 300))
+        return "\n".join(lines) + "\n"
+    if row["kind"] == "rewind":  # `flower rewind`: where to, and what the human said
+        lines = [head + w["rewind"].format(state=row["state"]), "", w["at"] + when]
+        if row.get("reason"):
+            lines.append(w["reason"] + one_line(row["reason"], 300))
+        if row.get("said"):
+            lines.append(w["said"] + one_line(row["said"]))
         return "\n".join(lines) + "\n"
     if row["kind"] == "override":
         words = OVERRIDES_EN if english else OVERRIDES
