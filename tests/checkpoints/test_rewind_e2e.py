@@ -166,3 +166,12 @@ def test_rewind_to_round_two_and_undo(
     assert undone.returncode == 0, said(undone)
     assert tree_hash(ws) == round3, said(undone)
     assert (ws / "human.txt").exists() and not (ws / "keep.txt").exists()
+
+    shown = flower(ws, "status")
+    assert shown.returncode == 0, said(shown)
+    assert "checkpoints: " in shown.stdout and "(newest: undo)" in shown.stdout, said(shown)
+    pruned = flower(ws, "rewind", "--prune", "--keep", "2")
+    assert pruned.returncode == 0 and "dropped" in pruned.stdout, said(pruned)
+    relisted = flower(ws, "rewind")
+    assert relisted.stdout.count("\n  #") == 2, said(relisted)
+    assert tree_hash(ws) == round3  # pruning never touches the folder

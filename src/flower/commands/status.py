@@ -111,7 +111,28 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
         "active": holder_of(run_dir),
         "judge": judge_summary(run_dir, workspace),
         "budget": budget_summary(run_dir, workspace),
+        "checkpoints": checkpoint_summary(run_dir, workspace),
     }
+
+
+def checkpoint_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
+    """How many checkpoints the run keeps, the newest, their size on disk
+    (:mod:`flower.core.checkpoints`); ``None`` without any, ``{"error": …}`` when git
+    cannot read them."""
+    from flower.core.checkpoints import CheckpointError, Checkpoints
+    from flower.core.lineage import continuing_run
+
+    run = continuing_run(run_dir, workspace) if run_dir.is_dir() else ""
+    if not run:
+        return None
+    try:
+        store = Checkpoints(workspace, run_dir, run)
+        every = store.all()
+        if not every:
+            return None
+        return {"count": len(every), "newest": every[-1].title(), "bytes": store.size()}
+    except CheckpointError as exc:
+        return {"error": str(exc)}
 
 
 def judge_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
@@ -410,6 +431,16 @@ def describe(report: dict[str, Any]) -> list[str]:
         )
     if report.get("drift"):
         lines.append(report["drift"])
+    kept = report.get("checkpoints")
+    if kept:
+        from flower.commands.rewind import size_text
+
+        lines.append(
+            f"checkpoints: {kept['error']}"
+            if "error" in kept
+            else f"checkpoints: {kept['count']} (newest: {kept['newest']}),"
+            f" {size_text(kept['bytes'])}; flower rewind lists them, flower rewind N goes back"
+        )
     return lines
 
 
