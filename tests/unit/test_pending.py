@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from flower.core.pending import (
     PENDING_NAME,
     PendingFile,
@@ -82,3 +84,49 @@ def test_new_drops_the_old_questions(tmp_path: Path) -> None:
     left_by_a_dead_run(tmp_path, {"id": "q1", "question": "换行?", "step": "确认需求"})
     drop_stale(tmp_path)
     assert stale_asks(tmp_path) == [] and not (tmp_path / PENDING_NAME).exists()
+
+
+def planted(run_dir: Path, kind: str) -> None:
+    """What an agent or a cloned repository can leave where pending.json goes."""
+    path = run_dir / PENDING_NAME
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "link":
+        real = run_dir / "elsewhere.json"
+        real.write_text(json.dumps({"pid": 0, "asks": [], "stale": [{"id": "x", "question": "?"}]}))
+        path.symlink_to(real)
+    elif kind == "huge":
+        path.write_text(json.dumps({"pid": 0, "asks": [], "stale": [], "pad": "x" * 2_000_000}))
+    elif kind == "shapes":
+        path.write_text(
+            json.dumps(
+                {"pid": 10**30, "asks": ["a string", 7, None, {"id": True, "question": "?"},
+                 {"id": "ok", "question": "kept?", "options": ["a", 3], "step": ["x"]}],
+                 "stale": {"not": "a list"}}
+            )
+        )  # fmt: skip
+    elif kind == "bool-pid":
+        path.write_text(json.dumps({"pid": True, "asks": [ASKED]}))
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "link", "huge", "bool-pid"])
+def test_a_planted_file_reads_as_no_question_and_never_stops_the_run(
+    tmp_path: Path, kind: str
+) -> None:
+    run_dir = tmp_path / "runs"
+    planted(run_dir, kind)
+    assert stale_asks(run_dir) == []
+    assert read_pending(run_dir) == {}
+    assert take_answers(run_dir, "干活") == ""  # what a step's start reads
+    assert answer_stale(run_dir, "x", "yes") is False
+    PendingFile(run_dir).update(ASKED, step="确认需求")  # the run's own write goes on
+
+
+def test_only_questions_of_the_expected_shape_are_kept(tmp_path: Path) -> None:
+    run_dir = tmp_path / "runs"
+    planted(run_dir, "shapes")  # a pid no process can have: the run is gone
+    (left,) = stale_asks(run_dir)
+    assert left == {"id": "ok", "question": "kept?", "options": ["a"], "step": "", "asked_at": None}

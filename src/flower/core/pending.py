@@ -11,6 +11,13 @@ The next ``flower`` in the folder finds them (:func:`stale_asks`: the pid is gon
 each again and records the human's answer (:func:`answer_stale`); the workflow hands the
 answer to the step that asked when it resumes that step's session
 (:func:`take_answers`), so the answer reaches the very conversation that asked.
+
+The file sits in the run folder, inside the workspace, which the agents (and a cloned
+repository) write: it may be a link, a FIFO, ``/dev/zero``, a huge file or JSON of any
+shape. Every read here goes through :func:`_read`: no link followed, no blocking open, a
+regular file of at most :data:`MOST_BYTES`, and only entries of the expected types kept
+(anything else is as if the question were not there). Before, a link to ``/dev/zero``
+in a cloned repository ended the run at its first step, and a FIFO hung it.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Any
 
 from flower.core.filelock import locked
 from flower.core.lang import pick
+from flower.core.untrusted import read_regular
 from flower.core.workbench import atomic_write
 
 __all__ = [
@@ -53,6 +61,12 @@ LATE_DECLINE_EN = (
     " {question}\nThey gave no answer: decide yourself, and state your assumption.)"
 )
 _KEYS = ("id", "question", "options", "asked_at", "step")
+#: Bytes of the file read at most (a few questions take a few kilobytes).
+MOST_BYTES = 1024 * 1024
+#: Questions kept from one list at most, options of one, characters of a text.
+MOST_ASKS, MOST_OPTIONS, MOST_TEXT = 64, 32, 4000
+#: The largest pid ``os.kill`` takes (a bigger one raises instead of answering).
+_PID_LIMIT = 2**31
 
 
 class PendingFile:
@@ -96,7 +110,7 @@ class PendingFile:
 def read_pending(run_dir: Path) -> dict[str, Any]:
     """``{"pid", "asks"}`` of a live run, or ``{}`` (no file, unreadable, its process gone)."""
     data = _read(Path(run_dir) / PENDING_NAME)
-    if not data or not alive(int(data["pid"])):
+    if not data or not alive(data["pid"]):
         return {}
     return {"pid": data["pid"], "asks": list(data["asks"])}
 
@@ -107,8 +121,8 @@ def stale_asks(run_dir: Path) -> list[dict[str, Any]]:
     data = _read(Path(run_dir) / PENDING_NAME)
     if not data:
         return []
-    left = [dict(a) for a in data.get("stale") or []]
-    if not alive(int(data["pid"])):
+    left = [dict(a) for a in data["stale"]]
+    if not alive(data["pid"]):
         known = {str(a.get("id")) for a in left}
         left += [dict(a) for a in data["asks"] if str(a.get("id")) not in known]
     return left
@@ -140,7 +154,7 @@ def take_answers(run_dir: Path, step: str) -> str:
             return ""
         rest = [a for a in left if a not in mine]
         data = _read(path)
-        live = data.get("asks", []) if data and alive(int(data["pid"])) else []
+        live = data.get("asks", []) if data and alive(data["pid"]) else []
         if rest or live:
             _save(path, {"pid": data.get("pid", 0) if live else 0, "asks": live, "stale": rest})
         else:
@@ -162,14 +176,67 @@ def _said(ask: dict[str, Any]) -> str:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        int(data["pid"])
-        if not isinstance(data["asks"], list):
-            return {}
-    except (OSError, ValueError, KeyError, TypeError):
+    """The file's ``{"pid", "asks", "stale"}`` with every entry of the expected shape, or
+    ``{}``: missing, a link, not a regular file, over :data:`MOST_BYTES`, not JSON, or no
+    ``pid`` and ``asks`` of the right types."""
+    text = read_regular(path, MOST_BYTES)
+    if text is None:
         return {}
-    return data if isinstance(data, dict) else {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    if not isinstance(data, dict) or not isinstance(data.get("asks"), list):
+        return {}
+    pid = data.get("pid")
+    if isinstance(pid, bool) or not isinstance(pid, int):
+        return {}
+    if not 0 <= pid < _PID_LIMIT:  # no process has it: the run that wrote it is gone
+        pid = 0
+    return {
+        **data,
+        "pid": pid,
+        "asks": _asks(data["asks"]),
+        "stale": _asks(data.get("stale")),
+    }
+
+
+def _asks(value: Any) -> list[dict[str, Any]]:
+    """The questions of a list in the file (:func:`_ask`), at most :data:`MOST_ASKS`."""
+    if not isinstance(value, list):
+        return []
+    shaped = (_ask(entry) for entry in value[: MOST_ASKS * 4])
+    return [a for a in shaped if a is not None][:MOST_ASKS]
+
+
+def _ask(entry: Any) -> dict[str, Any] | None:
+    """One question, its fields of the types flower writes (texts cut to
+    :data:`MOST_TEXT`), or ``None`` when it is not one."""
+    if not isinstance(entry, dict):
+        return None
+    ask_id, question = entry.get("id"), entry.get("question")
+    if isinstance(ask_id, bool) or not isinstance(ask_id, str | int) or str(ask_id) == "":
+        return None
+    if not isinstance(question, str):
+        return None
+    options = entry.get("options")
+    step, answer, asked_at = entry.get("step"), entry.get("answer"), entry.get("asked_at")
+    shaped: dict[str, Any] = {
+        "id": str(ask_id)[:64],
+        "question": question[:MOST_TEXT],
+        "options": [
+            o[:MOST_TEXT]
+            for o in (options if isinstance(options, list) else [])[:MOST_OPTIONS]
+            if isinstance(o, str)
+        ],
+        "step": step[:MOST_TEXT] if isinstance(step, str) else "",
+        "asked_at": asked_at
+        if isinstance(asked_at, int | float) and not isinstance(asked_at, bool)
+        else None,
+    }
+    if isinstance(answer, str):
+        shaped["answer"] = answer[:MOST_TEXT]
+    return shaped
 
 
 def _save(path: Path, data: dict[str, Any]) -> None:
@@ -184,7 +251,7 @@ def _held(path: Path) -> contextlib.AbstractContextManager[None]:
 
 def alive(pid: int) -> bool:
     """Whether process ``pid`` still runs (one owned by another user counts)."""
-    if pid <= 0:
+    if pid <= 0 or pid >= _PID_LIMIT:
         return False
     try:
         os.kill(pid, 0)
@@ -200,7 +267,7 @@ def drop_stale(run_dir: Path) -> None:
     path = Path(run_dir) / PENDING_NAME
     with contextlib.suppress(OSError), _held(path):
         data = _read(path)
-        if data and alive(int(data["pid"])):
+        if data and alive(data["pid"]):
             _save(path, {**data, "stale": []})
         elif data:
             path.unlink()
