@@ -287,10 +287,20 @@ class Checkpoints:
         if self.private:
             assert self.git_dir is not None
             return sum(p.stat().st_size for p in self.git_dir.rglob("*") if p.is_file())
-        out = self.git(
-            "rev-list", "--objects", "--disk-usage", self.ref, "--not", "--branches", "--tags"
+        # rev-list's own --not does not take the blobs of an unrelated history out
+        ours = {
+            line.split(b" ", 1)[0]
+            for line in self.git("rev-list", "--objects", self.ref).split(b"\n")
+        }
+        theirs = self.git("rev-list", "--objects", "--branches", "--tags", check=False)
+        ours -= {line.split(b" ", 1)[0] for line in theirs.split(b"\n")}
+        ours.discard(b"")
+        if not ours:
+            return 0
+        sizes = self.git(
+            "cat-file", "--batch-check=%(objectsize:disk)", stdin=b"\n".join(ours) + b"\n"
         )
-        return int(out.decode().strip() or 0)
+        return sum(int(x) for x in sizes.split() if x.isdigit())
 
     # --- restoring ---------------------------------------------------------------------
 
