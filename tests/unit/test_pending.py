@@ -103,16 +103,18 @@ def planted(run_dir: Path, kind: str) -> None:
     elif kind == "shapes":
         path.write_text(
             json.dumps(
-                {"pid": 10**30, "asks": ["a string", 7, None, {"id": True, "question": "?"},
+                {"pid": 0, "asks": ["a string", 7, None, {"id": True, "question": "?"},
                  {"id": "ok", "question": "kept?", "options": ["a", 3], "step": ["x"]}],
                  "stale": {"not": "a list"}}
             )
         )  # fmt: skip
     elif kind == "bool-pid":
         path.write_text(json.dumps({"pid": True, "asks": [ASKED]}))
+    elif kind == "huge-pid":  # no flower wrote it
+        path.write_text(json.dumps({"pid": 10**30, "asks": [ASKED]}))
 
 
-@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "link", "huge", "bool-pid"])
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "link", "huge", "bool-pid", "huge-pid"])
 def test_a_planted_file_reads_as_no_question_and_never_stops_the_run(
     tmp_path: Path, kind: str
 ) -> None:
@@ -127,6 +129,6 @@ def test_a_planted_file_reads_as_no_question_and_never_stops_the_run(
 
 def test_only_questions_of_the_expected_shape_are_kept(tmp_path: Path) -> None:
     run_dir = tmp_path / "runs"
-    planted(run_dir, "shapes")  # a pid no process can have: the run is gone
+    planted(run_dir, "shapes")
     (left,) = stale_asks(run_dir)
     assert left == {"id": "ok", "question": "kept?", "options": ["a"], "step": "", "asked_at": None}

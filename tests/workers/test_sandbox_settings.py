@@ -191,13 +191,18 @@ def test_flower_stops_in_one_line_where_the_sandbox_cannot_start(tmp_path: Path)
     import os
     import subprocess
 
+    import socket
+
     ws = tmp_path / "proj"
     ws.mkdir()
-    env = {**os.environ, "PATH": str(tmp_path / "empty-bin")}
-    done = subprocess.run(
-        [FLOWER, "-w", str(ws), "make x", "--timeout", "0"],
-        capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60,
-    )  # fmt: skip
+    # something answers at the API's address (flower checks that first): a listener
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        env = {**os.environ, "PATH": str(tmp_path / "empty-bin"), "ANTHROPIC_BASE_URL": url}
+        done = subprocess.run(
+            [FLOWER, "-w", str(ws), "make x", "--timeout", "0"],
+            capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60,
+        )  # fmt: skip
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, done.stderr

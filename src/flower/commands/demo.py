@@ -387,7 +387,7 @@ def _play(
     if not interactive:
         params["timeout"] = 0.0
     if command.name == "web":
-        params.update(host=None, port=None)  # a fresh origin per run (flower-plugin-web)
+        params.update(host=None, port=0)  # a fresh origin per run (flower-plugin-web)
     from flower.core.sandbox import missing
 
     why = missing()

@@ -189,10 +189,8 @@ def _read(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("asks"), list):
         return {}
     pid = data.get("pid")
-    if isinstance(pid, bool) or not isinstance(pid, int):
-        return {}
-    if not 0 <= pid < _PID_LIMIT:  # no process has it: the run that wrote it is gone
-        pid = 0
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 <= pid < _PID_LIMIT:
+        return {}  # no flower wrote it (a pid no process can have)
     return {
         **data,
         "pid": pid,
