@@ -189,9 +189,8 @@ FLOWER = str(Path(sys.executable).with_name("flower"))
 def test_flower_stops_in_one_line_where_the_sandbox_cannot_start(tmp_path: Path) -> None:
     """No bubblewrap on PATH: one line with the fix and the opt-out, exit 2, nothing made."""
     import os
-    import subprocess
-
     import socket
+    import subprocess
 
     ws = tmp_path / "proj"
     ws.mkdir()

@@ -20,12 +20,12 @@ the API's accounting (https://platform.claude.com/docs/en/build-with-claude/prom
   lies between it and the last breakpoint, ``input_tokens`` what follows the last
   breakpoint (all of the prompt when nothing is cached or marked).
 
-A block is identified by its JSON as sent, key order included (a reordered object is
-another prompt to the API). ``cache_control`` is left out of a block's identity: the CLI moves its marker to the
-newest message each turn, and the API matches content, not markers. Any change to a
-block (a tool result masked at resume, a new date in the environment message) changes
-every prefix from that block on, so the rest of the prompt is written again: the cost
-that makes reshaping old context worth doing only in chunks.
+A block is identified by its JSON as sent, key order included (a reordered object is another
+prompt to the API). ``cache_control`` is left out of a block's identity: the CLI moves its
+marker to the newest message each turn, and the API matches content, not markers. Any change
+to a block (a tool result masked at resume, a new date in the environment message) changes
+every prefix from that block on, so the rest of the prompt is written again: the cost that
+makes reshaping old context worth doing only in chunks.
 
 Time is a :class:`Clock` the tests (and a script's ``elapse``) advance, so a TTL can run
 out without waiting five minutes.
