@@ -257,6 +257,12 @@ def _read_roots(
     shown: list[Path] = [workspace, *writable]
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
         shown.append(_real(prefix))
+    # what the interpreter imports from outside its prefixes: an editable install's
+    # source folders (a .pth names them: a clone's src/ under /tmp, which a check's fresh
+    # /tmp would hide, so `python -m pytest` stopped with exit 3 loading flower's plugin)
+    shown.extend(
+        _real(entry) for entry in sys.path if os.path.isabs(entry) and os.path.isdir(entry)
+    )
     for home in homes(environ):
         shown.extend(home / name for name in TOOLCHAIN_DIRS if (home / name).exists())
     for entry in environ.get("PATH", "").split(os.pathsep):
