@@ -17,6 +17,8 @@ from flower.stores.mask import is_prompt
 from flower.stores.scan import scan
 from flower.stores.transcript import counted_results, is_synthetic, tool_results, tool_uses
 
+from ..fuzz import examples
+
 IDS = st.sampled_from(["t1", "t2", "t3", "t4"])
 BLOCK = st.one_of(
     st.fixed_dictionaries({"type": st.just("tool_result"), "tool_use_id": IDS}),
@@ -202,7 +204,9 @@ def sharing(lines: list[dict[str, Any]]) -> list[int]:
 DENIED = {"type": "user", "toolDenialKind": "permission-rule"}
 
 
-@settings(max_examples=300, deadline=None)
+# each example builds a store (a database and its schema): 60 by default, more with
+# FLOWER_FUZZ_SCALE (tests/fuzz.py); 300 took 105 s of one worker's time
+@settings(max_examples=examples(60), deadline=None)
 @given(TRANSCRIPT)
 @example(  # one refused line goes whole, another keeps its text: the facts moved
     [
