@@ -86,7 +86,8 @@ def test_a_row_without_its_run_or_kind_is_refused_and_not_written(store_target: 
     with pytest.raises(KeyError, match="round, kind"):
         store.record_ruling({"run_id": "run-a", **WHERE, "state": "achieved"})
     with pytest.raises(
-        ValueError, match="one of verdict, override, refusal, restored, check, not 'verdikt'"
+        ValueError,
+        match="one of verdict, override, refusal, restored, check, rewind, not 'verdikt'",
     ):
         store.record_ruling({**VERDICT, "kind": "verdikt"})
     with pytest.raises(ValueError, match="run_id must be 1 to 64"):

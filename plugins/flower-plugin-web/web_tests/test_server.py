@@ -329,7 +329,7 @@ def test_state_says_what_is_waiting_and_where_the_stream_is(tmp_path: Path) -> N
     shown = client(empty, headers=WITH_TOKEN).get("/state").json()
     assert shown == {
         "segment": empty.segment, "pending": [], "workspace": "", "last_id": "", "over": None,
-        "simulated": False,
+        "simulated": False, "checkpoints": None,
     }  # fmt: skip
 
 

@@ -90,7 +90,9 @@ def open_checkpoints(g: Globals) -> Any:
 def list_checkpoints(store: Any, g: Globals, *, as_json: bool) -> None:
     import json
 
-    rows = describe_all(store, g)
+    from flower.core.going_back import rows as checkpoint_rows
+
+    rows = checkpoint_rows(store, g.workspace, g.run_dir)
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
@@ -104,32 +106,6 @@ def list_checkpoints(store: Any, g: Globals, *, as_json: bool) -> None:
         when = time.strftime("%m-%d %H:%M:%S", time.localtime(row["at"]))
         click.echo(f"  #{row['n']:<3} {row['title']:<22} {when}{said}{since}".rstrip())
     click.echo("flower rewind N goes back to the start of round N (#K: checkpoint K)")
-
-
-def describe_all(store: Any, g: Globals) -> list[dict[str, Any]]:
-    """Each checkpoint as a row: what the judge said of its round, what differs now."""
-    from flower.core.going_back import RunRecords
-
-    every = store.all()
-    records = RunRecords(g.workspace, g.run_dir, store.run)
-    try:
-        rulings = records.store.rulings(store.run) if records.store is not None else []
-    finally:
-        records.close()
-    said = {
-        (r.get("step"), r.get("round")): f"{r.get('state') or 'vague'}"
-        for r in rulings
-        if r.get("kind") == "verdict"
-    }
-    newest = every[-1].tree if every else ""
-    return [
-        {
-            "n": c.n, "kind": c.kind, "title": c.title(), "step": c.step, "round": c.round,
-            "at": c.at, "judge": said.get((c.step, c.round), "") if c.kind == "round" else "",
-            "differ": len(store.changes(c.tree, newest)) if c.tree != newest else 0,
-        }
-        for c in every
-    ]  # fmt: skip
 
 
 def size_text(size: int) -> str:

@@ -57,6 +57,7 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
     whose costs the scripted model played and nobody paid)."""
     from flower.commands.demo import played_by_demo
     from flower.core.goal import Verdict
+    from flower.core.going_back import listing
     from flower.core.manifest import Manifest
     from flower.core.outcome import read_outcome
     from flower.core.pending import read_pending, stale_asks
@@ -111,28 +112,8 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
         "active": holder_of(run_dir),
         "judge": judge_summary(run_dir, workspace),
         "budget": budget_summary(run_dir, workspace),
-        "checkpoints": checkpoint_summary(run_dir, workspace),
+        "checkpoints": listing(workspace, run_dir),
     }
-
-
-def checkpoint_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
-    """How many checkpoints the run keeps, the newest, their size on disk
-    (:mod:`flower.core.checkpoints`); ``None`` without any, ``{"error": …}`` when git
-    cannot read them."""
-    from flower.core.checkpoints import CheckpointError, Checkpoints
-    from flower.core.lineage import continuing_run
-
-    run = continuing_run(run_dir, workspace) if run_dir.is_dir() else ""
-    if not run:
-        return None
-    try:
-        store = Checkpoints(workspace, run_dir, run)
-        every = store.all()
-        if not every:
-            return None
-        return {"count": len(every), "newest": every[-1].title(), "bytes": store.size()}
-    except CheckpointError as exc:
-        return {"error": str(exc)}
 
 
 def judge_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:

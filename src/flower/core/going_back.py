@@ -22,7 +22,7 @@ from typing import Any
 
 from flower.core.checkpoints import Checkpoint, CheckpointError, Checkpoints
 
-__all__ = ["Rewind", "RunRecords", "apply", "find", "prepare"]
+__all__ = ["Rewind", "RunRecords", "apply", "find", "listing", "prepare", "rows"]
 
 
 class RunRecords:
@@ -60,6 +60,56 @@ class Rewind:
     dirs: list[str]
     foreign: list[tuple[str, str]] = field(default_factory=list)
     undo: bool = False
+
+
+def rows(store: Checkpoints, workspace: Path, run_dir: Path) -> list[dict[str, Any]]:
+    """Each checkpoint as ``flower rewind`` lists it and the page shows it: its number,
+    kind, title, step, round and time, what the judge said of its round (the ledger's
+    verdict state, ``""`` for a checkpoint that is no work round or not ruled on) and how
+    many files differ between it and the newest checkpoint (``differ``)."""
+    every = store.all()
+    records = RunRecords(workspace, run_dir, store.run)
+    try:
+        rulings = records.store.rulings(store.run) if records.store is not None else []
+    finally:
+        records.close()
+    said = {
+        (r.get("step"), r.get("round")): f"{r.get('state') or 'vague'}"
+        for r in rulings
+        if r.get("kind") == "verdict"
+    }
+    newest = every[-1].tree if every else ""
+    return [
+        {
+            "n": c.n, "kind": c.kind, "title": c.title(), "step": c.step, "round": c.round,
+            "at": c.at, "judge": said.get((c.step, c.round), "") if c.kind == "round" else "",
+            "differ": len(store.changes(c.tree, newest)) if c.tree != newest else 0,
+        }
+        for c in every
+    ]  # fmt: skip
+
+
+def listing(workspace: Path, run_dir: Path, *, sized: bool = True) -> dict[str, Any] | None:
+    """The checkpoints of the run in ``workspace`` for ``flower status`` and the page:
+    ``{"count", "newest", "bytes", "rows"}`` (:func:`rows`; ``bytes`` ``None`` unless
+    ``sized``: on a large repository the size walks every object), ``None`` when the
+    folder has no run or its run no checkpoint, ``{"error": …}`` when git cannot read them."""
+    from flower.core.lineage import continuing_run
+
+    run = continuing_run(run_dir, workspace) if Path(run_dir).is_dir() else ""
+    if not run:
+        return None
+    try:
+        store = Checkpoints(workspace, run_dir, run)
+        listed = rows(store, Path(workspace), Path(run_dir))
+        if not listed:
+            return None
+        return {
+            "count": len(listed), "newest": listed[-1]["title"],
+            "bytes": store.size() if sized else None, "rows": listed,
+        }  # fmt: skip
+    except CheckpointError as exc:
+        return {"error": str(exc)}
 
 
 def find(every: list[Checkpoint], word: str) -> Checkpoint:
@@ -118,7 +168,7 @@ def apply(store: Checkpoints, plan: Rewind, records: RunRecords, words: str) -> 
 
     target = plan.target
     step = target.step or plan.last.step
-    sessions = {k: v["session"] for k, v in plan.last.sessions.items() if v.get("session")}
+    sessions = {k: str(v["session"]) for k, v in plan.last.sessions.items() if v.get("session")}
     lineage = _lineage_steps(records.run_dir)
     sessions.update(lineage)
     present = Checkpoint(

@@ -31,8 +31,9 @@ __all__ = ["KINDS", "REQUIRED", "record_ruling", "rulings"]
 #: words), and a frozen document put back (``state``: its file name, ``reason``: what had
 #: happened to it), and a check flower ran itself (``state``: passed, failed or
 #: cannot_run; ``failed``: the check; ``said``: its command; ``reason``: why, and the end of
-#: its output).
-KINDS = ("verdict", "override", "refusal", "restored", "check")
+#: its output), and a ``flower rewind`` (``kind="rewind"``: ``state`` ``#N``, the checkpoint
+#: gone back to, or ``undo``; ``reason``: where to; ``said``: the human's new words).
+KINDS = ("verdict", "override", "refusal", "restored", "check", "rewind")
 #: Keys a row must have; the others default (reason, said ``""``, failed ``[]``,
 #: cost_usd ``0.0``, session_id ``None``, at: now).
 REQUIRED = ("run_id", "workspace", "host", "step", "round", "kind", "state")

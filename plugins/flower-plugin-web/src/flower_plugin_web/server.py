@@ -6,7 +6,8 @@ Routes (every one behind ``guard.py``: the ``Host``, the token, the origin):
 ``GET /``             the page's shell (static: no data of the run, no token needed)
 ``GET /page.js``      its script
 ``GET /events``       server-sent events (``stream.py``); ``Last-Event-ID`` resumes
-``GET /state``        what the page shows at load: the run's segment, pending questions
+``GET /state``        what the page shows at load: the run's segment, pending questions,
+                      the checkpoints (``flower.core.going_back.listing``)
 ``GET /doc/{name}``   ``brief``, ``goal``, ``handoff``, ``ledger`` rendered from Markdown
 ``GET /runs``         past steps and runs from ``manifest.json``
 ``POST /answer``      ``{"id", "answer"}`` or ``{"id", "decline": true}``
@@ -47,7 +48,7 @@ from flower_plugin_web.docs import FILES, read_file
 from flower_plugin_web.documents import Documents
 from flower_plugin_web.gate import BACKLOG, Gate, budget_for, protocol_for
 from flower_plugin_web.guard import HEAD_BYTES, Guard, Guarded, vouches
-from flower_plugin_web.hub import HUB, STALE, Hub
+from flower_plugin_web.hub import HUB, STALE, Hub, Where
 from flower_plugin_web.limits import Bucket, Limits, Refused, Slots, read_json, text_field
 from flower_plugin_web.origin import listen
 from flower_plugin_web.page import PAGE, SCRIPT
@@ -99,6 +100,7 @@ def create_app(
         pending = [shortened({**a.payload(), "id": hub.outside(a.id)}) for a in hub.pending()]
         stale = await asyncio.to_thread(hub.stale)  # a file the agents can make a FIFO
         pending += [{**a, "id": hub.outside(a["id"])} for a in stale]
+        kept = await asyncio.to_thread(_checkpoints, where)  # git, off the loop
         return JSONResponse(
             {
                 "segment": hub.segment,
@@ -107,6 +109,7 @@ def create_app(
                 "last_id": hub.outside(hub.last) if hub.last else "",
                 "over": hub.over,
                 "simulated": _simulated(),
+                "checkpoints": kept,
             }
         )
 
@@ -244,6 +247,21 @@ def _manifest(path: Path) -> list[dict[str, Any]]:
     except orjson.JSONDecodeError:
         return []
     return [r for r in raw if isinstance(r, dict)] if isinstance(raw, list) else []
+
+
+def _checkpoints(where: Where | None) -> dict[str, Any] | None:
+    """The run's checkpoints as ``flower status`` has them
+    (:func:`flower.core.going_back.listing`), without the size: on a large repository it
+    walks every object, and the page asks again at every step and verdict. ``None``
+    before the first."""
+    if where is None:
+        return None
+    from flower.core.going_back import listing
+
+    try:
+        return listing(where.workspace, where.run_dir, sized=False)
+    except Exception as exc:  # the page shows the rest of the run whatever git says
+        return {"error": f"the checkpoints cannot be read: {exc}"}
 
 
 def _simulated() -> bool:

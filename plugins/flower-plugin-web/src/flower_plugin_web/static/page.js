@@ -224,16 +224,45 @@ function showEnded(p) {
   $("link").textContent = "run over"; showCost();
 }
 
+// The run's checkpoints, as `flower rewind` lists them (the /state route's, from
+// flower.core.going_back.listing): the round or step each begins, its time, the judge's
+// word on that round, how many files differ from the newest. Going back is done in the
+// terminal (`flower rewind N`): the page changes no file. Asked again after every step,
+// prompt and verdict (a checkpoint is taken just before a step or round is sent), once
+// things have settled.
+function showCheckpoints(c) {
+  const box = $("checkpoints"); box.textContent = "";
+  if (!c) { box.className = "dim"; box.textContent = "none yet: one is taken before every step and round"; return; }
+  if (c.error) { box.className = "unreachable"; box.textContent = c.error; return; }
+  box.className = "";
+  const t = el("table"), head = el("tr");
+  ["#", "checkpoint", "time", "judge", "differ from now"].forEach((h) => head.append(el("th", h)));
+  t.append(head);
+  (c.rows || []).forEach((r) => { const tr = el("tr"); tr.id = "checkpoint-" + r.n;
+    const when = new Date((Number(r.at) || 0) * 1000).toLocaleTimeString();
+    [String(r.n), label(r.title), when, r.judge || "", r.differ ? r.differ + " file(s)" : ""]
+      .forEach((v) => tr.append(el("td", v)));
+    if (r.judge) tr.children[3].className = r.judge;
+    t.append(tr); });
+  box.append(t, el("div", "flower rewind N in the run's folder goes back to the start of round N", "dim"));
+}
+let checkpointTimer = null;
+function checkpointsLater() {
+  clearTimeout(checkpointTimer);
+  checkpointTimer = setTimeout(async () => { const r = await call("/state");
+    if (r && r.ok) showCheckpoints((await r.json()).checkpoints); }, 1500);
+}
+
 const on = {
   step: (e) => { place = " (step " + e.payload.index + "/" + e.payload.total + ")";
-    current = e.step || ""; sub = ""; header(); },
+    current = e.step || ""; sub = ""; header(); checkpointsLater(); },
   prompt: (e) => { if (!e.step || e.step === ASIDE) return;
     if (e.step.includes("·")) sub = e.step; else { current = e.step; sub = ""; }
-    header(); stepRow(e.step, "running"); },
+    header(); stepRow(e.step, "running"); checkpointsLater(); },
   verdict: (e) => { const v = $("verdict"); v.textContent = ""; v.className = e.payload.state || "";
     v.append(el("div", "round " + e.payload.round + "/" + e.payload.rounds + ": " + (e.payload.state || "unclear")),
              el("div", e.payload.reason || ""));
-    (e.payload.failed || []).forEach((c) => v.append(el("div", "- " + c))); },
+    (e.payload.failed || []).forEach((c) => v.append(el("div", "- " + c))); checkpointsLater(); },
   result: (e) => { if (e.step === ASIDE) return;  // counted as its aside event
     steps += Number(e.payload.cost_usd) || 0; showCost();
     if (e.step === sub) { sub = ""; header(); }
@@ -327,7 +356,7 @@ async function start() {
   const s = await r.json();
   segment = s.segment; simulated = s.simulated === true; showCost();
   if (s.workspace) { $("workspace").textContent = s.workspace; document.title = "flower · " + s.workspace; }
-  s.pending.forEach(showAsk);
+  s.pending.forEach(showAsk); showCheckpoints(s.checkpoints);
   follow();
 }
 
