@@ -69,7 +69,10 @@ class Checkpoint:
     position a rewind resumes at); ``ledger``: how many ledger rows the run had and the
     last one's kind, round and state; ``prompt``: what the step or round was about to
     be sent (a rewind with nothing to add sends it again); ``modes``: permission bits git
-    would not restore; ``dirs``: the empty folders; ``exclude``: what it left out.
+    would not restore; ``dirs``: the empty folders; ``exclude``: what it left out;
+    ``became``: for a ``rewind``/``undo`` checkpoint (the folder as it stood before going
+    back), the tree the folder was then made (the target's): what the folder is expected
+    to be until the next checkpoint (:meth:`now`).
     """
 
     n: int
@@ -86,6 +89,7 @@ class Checkpoint:
     exclude: list[str] = field(default_factory=list)
     head: str | None = None
     note: str = ""
+    became: str = ""
     commit: str = ""
     tree: str = ""
 
@@ -103,6 +107,11 @@ class Checkpoint:
             return cls(**known, commit=commit, tree=tree)
         except (ValueError, TypeError):
             return None
+
+    def now(self) -> str:
+        """The tree the folder should be while this is the newest checkpoint: the one a
+        rewind put in place, else its own."""
+        return self.became or self.tree
 
     def title(self) -> str:
         """``round 2`` for a work round, the label otherwise (``设定目标``, ``rewind``)."""

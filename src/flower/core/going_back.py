@@ -2,8 +2,9 @@
 
 1. The target is read whole into a temporary tree first: a corrupt checkpoint stops
    here, with nothing changed (:meth:`Checkpoints.restore`).
-2. The present is compared with the newest checkpoint: what changed since (someone
-   other than flower, or a run killed mid-round) is named, so the caller can ask.
+2. The present is compared with the newest checkpoint (after a rewind, with the folder
+   it put back: :meth:`Checkpoint.now`): what changed since (someone other than flower,
+   or a run killed mid-round) is named, so the caller can ask.
 3. The present is checkpointed (kind ``rewind``): ``--undo`` comes back to it.
 4. The folder is made the target; the rewind waits for its step in ``rewind.json``
    (:mod:`flower.core.rewind`), the ledger and its notes get a ``rewind`` row, the run's
@@ -66,7 +67,8 @@ def rows(store: Checkpoints, workspace: Path, run_dir: Path) -> list[dict[str, A
     """Each checkpoint as ``flower rewind`` lists it and the page shows it: its number,
     kind, title, step, round and time, what the judge said of its round (the ledger's
     verdict state, ``""`` for a checkpoint that is no work round or not ruled on) and how
-    many files differ between it and the newest checkpoint (``differ``)."""
+    many files differ between it and the folder as the newest checkpoint left it
+    (``differ``; after a rewind, the folder it put back)."""
     every = store.all()
     records = RunRecords(workspace, run_dir, store.run)
     try:
@@ -78,7 +80,7 @@ def rows(store: Checkpoints, workspace: Path, run_dir: Path) -> list[dict[str, A
         for r in rulings
         if r.get("kind") == "verdict"
     }
-    newest = every[-1].tree if every else ""
+    newest = every[-1].now() if every else ""
     return [
         {
             "n": c.n, "kind": c.kind, "title": c.title(), "step": c.step, "round": c.round,
@@ -154,7 +156,7 @@ def prepare(store: Checkpoints, word: str | None, *, exclude: list[str] | None =
         shutil.rmtree(scratch, ignore_errors=True)
     skip = exclude if exclude is not None else last.exclude
     tree, modes, dirs = store.snapshot(skip)
-    foreign = store.changes(last.tree, tree)
+    foreign = store.changes(last.now(), tree)  # after a rewind: against what it put back
     return Rewind(target, last, tree, modes, dirs, foreign, undo=word is None)
 
 
@@ -175,7 +177,7 @@ def apply(store: Checkpoints, plan: Rewind, records: RunRecords, words: str) -> 
         n=0, kind="undo" if plan.undo else "rewind", step=step,
         label="undo" if plan.undo else f"before rewind to {target.title()}",
         sessions=_positions(records, sessions), exclude=plan.last.exclude,
-        modes=plan.modes, dirs=plan.dirs, note=words,
+        modes=plan.modes, dirs=plan.dirs, note=words, became=target.tree,
     )  # fmt: skip
     present.ledger = plan.last.ledger
     store.take(present, tree=plan.tree)
