@@ -34,6 +34,7 @@ NEAR = {
     "resume": "resmue",
     "new": "nwe",
     "init": "inti",
+    "undo": "unod",
 }
 
 
@@ -88,6 +89,8 @@ def test_a_word_alone_does_what_it_says_and_asks_the_model_nothing(
         "quit": (2, "nothing to quit: no flower runs between two commands"),
         "exit": (2, "nothing to exit: no flower runs between two commands"),
         "stop": (2, "nothing to stop: no flower runs between two commands"),
+        "rewind": (2, "no run in"),  # `flower rewind`: no run here to go back in
+        "undo": (2, "flower has no undo: `flower rewind` lists the checkpoints"),
     }
     assert (code, expected[word][1] in output) == (expected[word][0], True), output
     assert "Traceback" not in output
@@ -160,7 +163,9 @@ def test_where_each_form_goes(
     assert [(c["ask"], c["new"]) for c in asked] == [(ask, new)]
 
 
-@pytest.mark.parametrize("word", ["help", "version", "status", "setup", "login", "init"])
+@pytest.mark.parametrize(
+    "word", ["help", "version", "status", "setup", "login", "init", "undo", "rewind"]
+)
 def test_a_word_after_go_flags_says_what_to_type(
     word: str, asked: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -171,6 +176,44 @@ def test_a_word_after_go_flags_says_what_to_type(
     assert line == f"flower: {word!r} alone is not sent as a request: type `{WORDS[word]}`"
     assert hint.strip() == f"To send it as a request, write `flower go {word}`"
     assert list(tmp_path.iterdir()) == []  # refused while parsing: not even the workspace
+
+
+def test_undo_and_rewind_alone_never_change_a_run_nor_ask_the_model(
+    scripted_model: ScriptedModel,
+    claude_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a folder with checkpoints, ``flower undo`` goes back nowhere (it says which
+    command does which undo) and ``flower Rewind`` only lists them, as ``flower rewind``."""
+    import json
+
+    from flower.core.checkpoints import Checkpoint, Checkpoints
+
+    scripted_model.play([])
+    monkeypatch.delenv("FLOWER_STORE_URL", raising=False)
+    ws = tmp_path / "ws"
+    (ws / "runs").mkdir(parents=True)
+    (ws / "runs" / "lineage.json").write_text(json.dumps({"workspace": str(ws), "run": "r1"}))
+    store = Checkpoints(ws, ws / "runs", "r1")
+    (ws / "a.txt").write_text("round 1")
+    store.take(Checkpoint(n=0, kind="round", step="干活", round=1, exclude=["runs"]))
+    (ws / "a.txt").write_text("round 2")
+    store.take(Checkpoint(n=0, kind="round", step="干活", round=2, exclude=["runs"]))
+    monkeypatch.chdir(ws)
+    for word in ("undo", "Undo", "UNDO"):
+        code, output = invoke(word)
+        assert code == 2 and "`flower rewind --undo` returns to where" in output, output
+        assert "`flower rewind N` goes back" in output and len(output.splitlines()) == 1
+    for word in ("rewind", "Rewind"):
+        code, output = invoke(word)
+        assert code == 0 and "round 1" in output and "round 2" in output, output
+    code, output = invoke("unod")
+    assert code == 2 and "did you mean `flower undo`?" in output, output
+    assert (ws / "a.txt").read_text() == "round 2"  # nothing went back
+    assert [c.kind for c in store.all()] == ["round", "round"]  # nor was a rewind taken
+    assert not (ws / "runs" / "rewind.json").exists()
+    assert scripted_model.requests == []
 
 
 def test_the_help_text_is_the_same_as_dash_dash_help(tmp_path: Path) -> None:

@@ -21,6 +21,9 @@ what the word means instead, and never makes a model request:
 ``resume``      the same
 ``new``         start something new, as ``flower --new``: it asks what to do
 ``init``        nothing to do: one line saying what to type instead
+``rewind``      ``flower rewind`` (a subcommand already: ``flower Rewind`` too)
+``undo``        nothing undone: one line naming ``flower rewind --undo`` and
+                ``flower rewind N`` (which of the two is meant, only the human knows)
 ==============  ===============================================================
 
 A word one or two typos away (``hlep``, ``contineu``; the distance of
@@ -70,13 +73,15 @@ WORDS: dict[str, str] = {
     "quit": "Ctrl-C",
     "exit": "Ctrl-C",
     "stop": "Ctrl-C",
+    "rewind": "flower rewind",
+    "undo": "flower rewind --undo",
 }
 #: Words that mean "stop": nothing runs between two flowers, so they only say so.
 _STOP = frozenset({"quit", "exit", "stop"})
 #: The words a near miss is checked against. The others count only as typed: a short
 #: word one edit from ``list`` is ``lint``, a request people make.
 TYPO_WORDS = frozenset(
-    {"help", "version", "status", "setup", "login", "continue", "resume", "new", "init"}
+    {"help", "version", "status", "setup", "login", "continue", "resume", "new", "init", "undo"}
 )
 #: ``ctx.meta`` key: the root group routed a first argument that is not a subcommand to
 #: ``go`` (``flower "make X"``), as opposed to ``flower go ...`` typed out.
@@ -87,6 +92,10 @@ NEW = "flower.word_new"
 _INIT = (
     'flower has no init: a folder needs none. Give it the work: flower "make X"'
     " (flower setup saves the API key)"
+)
+_UNDO = (
+    "flower has no undo: `flower rewind` lists the checkpoints, `flower rewind N` goes back"
+    " to the start of round N, `flower rewind --undo` returns to where the last rewind started"
 )
 _STOPPED = (
     "nothing to {word}: no flower runs between two commands. A running flower stops with"
@@ -110,6 +119,8 @@ def route(before: list[str], args: list[str]) -> list[str] | None:
         return None
     if word == "init":
         raise OneLineUsage(_INIT)
+    if word == "undo":  # it changes files: never done on a guess of which undo was meant
+        raise OneLineUsage(_UNDO)
     if word in _STOP:
         raise OneLineUsage(_STOPPED.format(word=word))
     if word in ("help", "version"):
