@@ -220,3 +220,33 @@ def test_checkpoints_are_named_by_round_number_or_step(tmp_path: Path) -> None:
         find(every, "9")
     assert store.prune(2) == 2
     assert [c.n for c in store.all()] == [3, 4]
+
+
+def test_a_rewinds_folder_is_what_the_next_one_compares_with_until_pruned_away(
+    tmp_path: Path,
+) -> None:
+    """After a rewind the folder is the target's: a second rewind (or ``--undo``) has
+    nothing to ask about. Pruning drops that tree (gc, in a private store): the kept
+    checkpoint forgets it and the next rewind asks about the whole difference again,
+    instead of reading an object that is gone."""
+    from flower.core.going_back import prepare, rows
+
+    ws = tmp_path / "plain"
+    ws.mkdir()
+    (ws / "f").write_text("1")
+    store = Checkpoints(ws, ws / "runs", "r")
+    first = store.take(Checkpoint(n=0, kind="round", step="干活", round=1, exclude=["runs"]))
+    (ws / "f").write_text("2")
+    store.take(Checkpoint(n=0, kind="round", step="干活", round=2, exclude=["runs"]))
+    present = store.take(
+        Checkpoint(n=0, kind="rewind", step="干活", exclude=["runs"], became=first.tree)
+    )
+    store.restore(first, present)
+    assert (ws / "f").read_text() == "1"
+    assert prepare(store, "#3").foreign == []  # nothing changed since the rewind
+    assert prepare(store, "2").foreign == []
+    assert store.prune(1) == 2
+    (kept,) = store.all()
+    assert (kept.n, kept.became, kept.now()) == (3, "", kept.tree)
+    assert prepare(store, "#3").foreign == [("M", "f")]
+    assert [(r["n"], r["differ"]) for r in rows(store, ws, ws / "runs")] == [(3, 0)]

@@ -408,7 +408,10 @@ class Checkpoints:
         if not dropped:
             return 0
         parent: str | None = None
+        trees = {c.tree for c in kept}
         for checkpoint in kept:
+            if checkpoint.became not in trees:  # its tree goes with the dropped ones (gc):
+                checkpoint.became = ""  # the next rewind asks about the whole difference
             parents = ["-p", parent] if parent else []
             made = self.git(
                 "commit-tree", "--no-gpg-sign", checkpoint.tree, *parents,
