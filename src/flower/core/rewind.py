@@ -81,28 +81,12 @@ def excluded(runtime: Any) -> list[str]:
 def last_message(store: Any, project_key: str | None, session_id: str) -> str | None:
     """The uuid of ``session_id``'s last user or assistant line in the store (what the
     CLI can resume at), or ``None``; any project key when ``project_key`` is ``None`` (a
-    session id is unique). A direct query on SQL stores (a coordinator's
+    session id is unique). The store's ``last_lines`` on SQL stores (a coordinator's
     history is megabytes; its last line is one row), the protocol's ``load`` otherwise."""
-    engine = getattr(store, "_engine", None)
+    reader = getattr(store, "last_lines", None)  # the SQL stores' one-query path
     rows: list[tuple[Any, Any]] = []
-    if engine is not None:
-        import sqlalchemy as sa
-
-        from flower.stores.schema import entries as entries_t
-
-        query = (
-            sa.select(entries_t.c.uuid, entries_t.c.entry)
-            .where(
-                entries_t.c.session_id == session_id,
-                entries_t.c.subpath == "",
-                entries_t.c.uuid.is_not(None),
-                *([entries_t.c.project_key == project_key] if project_key else []),
-            )
-            .order_by(entries_t.c.id.desc())
-            .limit(200)
-        )
-        with engine.connect() as conn:
-            rows = [(u, e) for u, e in conn.execute(query)]
+    if reader is not None:
+        rows = list(reader(session_id, project_key))
     else:
         from flower.core.assembly import run_sync
 

@@ -222,6 +222,27 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
         rows = await self._in_thread(self._read, query)
         return int(rows[0][0]) if rows and rows[0][0] is not None else None
 
+    def last_lines(
+        self, session_id: str, project_key: str | None = None, *, limit: int = 200
+    ) -> list[tuple[str, Any]]:
+        """The newest ``limit`` lines of ``session_id``'s main transcript that carry a uuid,
+        newest first, as ``(uuid, line)``; under any project key when ``project_key`` is
+        ``None`` (a session id is unique). Synchronous and one indexed query: a
+        coordinator's history is megabytes, and finding where it can be resumed at
+        (``core/rewind.py``) needs only its last few rows."""
+        query = (
+            sa.select(entries_t.c.uuid, entries_t.c.entry)
+            .where(
+                entries_t.c.session_id == session_id,
+                entries_t.c.subpath == "",
+                entries_t.c.uuid.is_not(None),
+                *([entries_t.c.project_key == project_key] if project_key else []),
+            )
+            .order_by(entries_t.c.id.desc())
+            .limit(limit)
+        )
+        return [(uid, entry) for uid, entry in self._read(query)]
+
     async def projects_of(self, session_id: str) -> list[str]:
         """The project keys under which a main transcript ``session_id`` is stored.
 
