@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -254,9 +254,14 @@ async def run_attempt(
     resume_at: str | None,
     on_event: EventCallback | None,
     result: StepResult | None,
+    cache_env: Mapping[str, str],
     watch: bool = True,
 ) -> Attempt:
     """One client session: send ``prompt``, read until the turn's result.
+
+    ``cache_env`` is what the step's cache rhythm adds to the CLI's environment (the
+    1-hour prompt cache when waits are long): the Runtime decides it once per step, at its
+    start (``CacheRhythm.env``), for every attempt and the handoff round alike.
 
     With ``watch`` (every attempt but the handoff round) it learns the window of the
     session's model from the CLI (when the policy's window is a guess), tracks the
@@ -289,7 +294,7 @@ async def run_attempt(
     options.env = {
         **options.env,
         **cli_env(spec, rt.resilience, rt.handoff),
-        **rt.cache.env(step, spec.env),  # the 1-hour prompt cache when waits are long
+        **cache_env,  # the 1-hour prompt cache when waits are long
     }
     isolated = isolated_roles(spec)
     try:  # where its Bash runs (core/sandbox.py): refused here, before it is paid for

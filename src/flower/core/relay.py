@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,8 +41,11 @@ async def hand_off(
     on_event: EventCallback | None,
     *,
     overflow: bool,
+    cache_env: Mapping[str, str],
 ) -> Handoff:
-    """Have the full session's handoff written (through the plugins), save it."""
+    """Have the full session's handoff written (through the plugins), save it.
+
+    ``cache_env``: the step's cache rhythm, as the Runtime decided it (``run_attempt``)."""
     from flower.plugin_types import AuditRequest, HandoffRequest
     from flower.plugins import get_plugin_manager
 
@@ -64,7 +68,7 @@ async def hand_off(
         round_ = StepResult(step=step, session_id=sid, started_at=time.time())
         got = await run_attempt(
             rt, live, lifted, text, step=step, resume=sid, fork=False, resume_at=None,
-            on_event=None, result=None, watch=False,
+            on_event=None, result=None, cache_env=cache_env, watch=False,
         )  # fmt: skip
         round_.ok, round_.text, round_.error = got.ok, got.text, got.error
         round_.cost_usd, round_.num_turns = got.cost_usd, got.num_turns

@@ -20,7 +20,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -388,7 +388,8 @@ class Runtime:
         result = StepResult(step=step, started_at=time.time(), attempts=0)
         self._current = result
         self.cache.started(step, resume, result.started_at)
-        hour = lifetime(spec.env, self.cache.env(step, spec.env))
+        cache_env = self.cache.env(step, spec.env)  # once a step: every attempt asks the same
+        hour = lifetime(spec.env, cache_env)
         attempt = 0
         classified: dict[str, str] = {}  # error text -> its class, so no plugin is asked twice
         try:
@@ -397,7 +398,7 @@ class Runtime:
                 result.attempts = attempt
                 got = await self._attempt(
                     spec, prompt, step=step, resume=resume, fork=fork, resume_at=resume_at,
-                    on_event=on_event, result=result,
+                    on_event=on_event, result=result, cache_env=cache_env,
                 )  # fmt: skip
                 result.cost_usd += got.cost_usd
                 result.num_turns += got.num_turns
@@ -443,7 +444,8 @@ class Runtime:
                         break
                     assert sid is not None
                     doc = await hand_off(
-                        self, self._live, spec, step, task, result, on_event, overflow=overflow
+                        self, self._live, spec, step, task, result, on_event, overflow=overflow,
+                        cache_env=cache_env,
                     )
                     result.retired.append(sid)
                     generation = len(result.retired)
@@ -560,12 +562,14 @@ class Runtime:
         resume_at: str | None,
         on_event: EventCallback | None,
         result: StepResult | None,
+        cache_env: Mapping[str, str],
         watch: bool = True,
     ) -> Attempt:
         """One client session (``core/attempt.py``) with this Runtime's live state."""
         return await run_attempt(
             self, self._live, spec, prompt, step=step, resume=resume, fork=fork,
-            resume_at=resume_at, on_event=on_event, result=result, watch=watch,
+            resume_at=resume_at, on_event=on_event, result=result, cache_env=cache_env,
+            watch=watch,
         )  # fmt: skip
 
     def _cli_env(self, spec: AgentSpec) -> dict[str, str]:
