@@ -7,20 +7,23 @@ handoff. So a document is opened relative to the ``notes`` folder's own descript
 (``notes`` itself must not be a link), with ``O_NOFOLLOW`` (a link is refused, not
 followed) and ``O_NONBLOCK`` (a FIFO cannot block the open), then ``fstat`` must say a
 regular file; at most ``limit`` bytes are read. The caller runs this in a thread, so a
-slow disk or a large render never stalls the server's loop.
+slow disk or a large render never stalls the server's loop. The open and the bounded read
+are flower's own (:mod:`flower.core.untrusted`, which reads the run folder's pending
+questions the same way); this module adds the notes folder, the names and the notes a
+page shows for what it refused.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from flower.core.untrusted import NotRegular, open_regular, read_most
 
 #: The documents the page shows: name -> file in ``<workbench>/notes``.
 FILES = {"brief": "需求.md", "goal": "目标.md", "ledger": "判定记录.md"}
 HANDOFF_PREFIX, HANDOFF_SUFFIX = "交接-", ".md"
-FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 
 
 @dataclass
@@ -69,16 +72,15 @@ def read_file(path: Path, limit: int) -> Read:
 def read_at(folder: int, filename: str, limit: int) -> Read:
     """``filename`` in the open folder ``folder``: a regular file, at most ``limit`` bytes."""
     try:
-        fd = os.open(filename, FLAGS, dir_fd=folder)
+        fd, info = open_regular(filename, dir_fd=folder)
     except FileNotFoundError:
         return Read(note="no such document yet")
+    except NotRegular:
+        return Read(note=f"{filename} is not a regular file: not shown", refused=True)
     except OSError:  # ELOOP: a link; EACCES, ENXIO...
         return Read(note=f"{filename} is a link or cannot be opened: not shown", refused=True)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return Read(note=f"{filename} is not a regular file: not shown", refused=True)
-        data = _read(fd, min(info.st_size, limit))
+        data = read_most(fd, min(info.st_size, limit))
     finally:
         os.close(fd)
     cut = info.st_size > len(data)
@@ -117,20 +119,6 @@ def _newest_handoff(notes: int) -> str | None:
             if newest is None or mtime > newest[0]:
                 newest = (mtime, name)
     return newest[1] if newest else None
-
-
-def _read(fd: int, size: int) -> bytes:
-    chunks, left = [], size
-    while left > 0:
-        try:
-            chunk = os.read(fd, min(left, 1 << 20))
-        except BlockingIOError:  # a regular file never blocks; be sure anyway
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
 
 
 def _decode(data: bytes, cut: bool) -> str:
