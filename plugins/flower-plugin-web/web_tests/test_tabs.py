@@ -57,10 +57,15 @@ def test_tabs_across_ports_and_across_runs(
     browser: Any,
 ) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
     need(Path(W.FLOWER).exists(), "the flower command is not installed next to this Python")
-    wait = WebDriverWait(browser, 60, poll_frequency=0.1)
+    # The tabs go from one run's page to another's: an element found just before a
+    # navigation is gone by the time its text is read; the next poll finds the new one.
+    wait = WebDriverWait(
+        browser, 60, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,)
+    )
     scripted_model.play([W.clarifier()])
     spaces = [tmp_path / name for name in ("a", "c", "b")]
     for ws in spaces:
