@@ -14,7 +14,7 @@ from .script import Conversation, ToolCall, Turn
 from .usage import output_tokens
 
 if TYPE_CHECKING:
-    from .server import RecordedRequest
+    from .recorded import RecordedRequest
 
 __all__ = ["MODEL_NAME", "OVERFLOW_MESSAGE", "error_body", "message_for", "stream_events"]
 

@@ -11,151 +11,35 @@ sends.
 It runs in a daemon thread so synchronous tests, async tests and a standalone
 process can all use it, and it can be stopped and restarted on the same port
 to simulate a network outage.
+
+This module is the emulator's face: :class:`ScriptedModel` (its lifecycle, its
+configuration, the queries tests assert with, the routing of a request to a turn). What
+a request was is :mod:`flower.testing.recorded`, the wire is :mod:`flower.testing.handler`,
+the replies' shapes :mod:`flower.testing.replies`; every name once defined here still
+imports from here.
 """
 
 from __future__ import annotations
 
-import json
-import socket
 import threading
-import time
-import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .handler import UNBILLED as UNBILLED
+from .handler import ModelHandler, ModelServer
+from .recorded import AGENT_HEADER as AGENT_HEADER
+from .recorded import CLI_PLACEHOLDER as CLI_PLACEHOLDER
+from .recorded import RecordedRequest, message_text, turn_in
+from .recorded import model_turns as model_turns
 from .replies import MODEL_NAME as MODEL_NAME
-from .replies import OVERFLOW_MESSAGE, error_body, message_for, stream_events
+from .replies import OVERFLOW_MESSAGE as OVERFLOW_MESSAGE
 from .script import Conversation, Fault, Script, Turn, load_script
 from .usage import Clock, PromptCache
 
-AGENT_HEADER = "x-claude-code-agent-id"
-
-
-@dataclass
-class RecordedRequest:
-    """One request as the server saw it, and what it did with it.
-
-    Attributes:
-        path: Request path including the query string.
-        headers: Lower-cased header names.
-        body: The parsed JSON body (``{}`` if it was not JSON).
-        conversation: Name of the conversation that answered, or ``None``.
-        turn: Index of the turn chosen: the number of model replies already in the
-            request (CLI placeholders such as "No response requested." not counted).
-        attempt: 1-based attempt number at that (conversation, turn).
-        outcome: ``"reply"``, ``"unscripted"``, ``"unmatched"``, or the
-            fault served (``"529"``, ``"drop"``, ``"cut"``, ``"overflow"``).
-        at: ``time.time()`` when it arrived.
-        usage: The ``usage`` the reply reported (``{}`` for a fault): emulated from the
-            request and the prompt cache (:mod:`flower.testing.usage`), or the turn's own.
-    """
-
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-    conversation: str | None = None
-    turn: int = 0
-    attempt: int = 1
-    outcome: str = ""
-    at: float = field(default_factory=time.time)
-    usage: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def is_subagent(self) -> bool:
-        return AGENT_HEADER in self.headers
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        return list(self.body.get("messages") or [])
-
-    @property
-    def system_text(self) -> str:
-        return _system_text(self.body)
-
-    def text(self) -> str:
-        """All text the request carries (system prompt and messages), for substring checks."""
-        return self.system_text + "\n" + "\n".join(message_text(m) for m in self.messages)
-
-    def tool_names(self) -> list[str]:
-        """Names of the tools the request advertises in full (deferred tools are absent:
-        the CLI lists those by name only, in a reminder inside the messages)."""
-        return [str(t.get("name")) for t in self.body.get("tools") or [] if isinstance(t, dict)]
-
-    def tool_results(self) -> dict[str, str]:
-        """``tool_use_id`` -> result text for every tool_result in the request."""
-        out: dict[str, str] = {}
-        for msg in self.messages:
-            content = msg.get("content")
-            if not isinstance(content, list):
-                continue
-            for block in content:
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    out[str(block.get("tool_use_id"))] = _block_text(block.get("content"))
-        return out
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """Text of one API message: text blocks and tool_result contents, joined."""
-    return _block_text(message.get("content"))
-
-
-def _block_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        elif block.get("type") == "tool_result":
-            parts.append(_block_text(block.get("content")))
-    return "\n".join(parts)
-
-
-def _system_text(body: Mapping[str, Any]) -> str:
-    system = body.get("system")
-    if isinstance(system, str):
-        return system
-    if isinstance(system, list):
-        return "\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
-    return ""
-
-
-#: The assistant message the CLI writes itself, on resume, after a transcript that ends
-#: without a model reply (a failed or interrupted turn). The model never said it.
-CLI_PLACEHOLDER = "No response requested."
-
-
-def model_turns(messages: list[dict[str, Any]]) -> int:
-    """How many replies the model has given in ``messages``: the turn to play next.
-
-    CLI placeholders are not counted, so a resume after a failed turn gets the reply
-    the failed turn never delivered, exactly as a retry would.
-    """
-    return sum(
-        1
-        for m in messages
-        if m.get("role") == "assistant" and message_text(m).strip() != CLI_PLACEHOLDER
-    )
-
-
-def _turn_in(conv: Conversation, messages: list[dict[str, Any]]) -> int:
-    """The turn ``conv`` plays next: model replies so far, or since its ``after_user`` text."""
-    marker = conv.match.after_user
-    if marker is not None:
-        starts = [
-            i
-            for i, m in enumerate(messages)
-            if m.get("role") == "user" and marker in message_text(m)
-        ]
-        if starts:
-            messages = messages[starts[-1] + 1 :]
-    return model_turns(messages)
+#: Kept under the names they had here before the split (``benchmarks/chaos`` subclasses
+#: the handler as ``server._Handler``).
+_Handler = ModelHandler
+_Server = ModelServer
+_turn_in = turn_in
 
 
 class ScriptedModel:
@@ -203,7 +87,7 @@ class ScriptedModel:
         self._port = port
         self._quiet = quiet
         self.errors: list[str] = []
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: ModelServer | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._attempts: dict[tuple[str, int], int] = {}
@@ -217,7 +101,7 @@ class ScriptedModel:
         if self._httpd is not None:
             return self.base_url
         handler = type("_BoundHandler", (self._handler_class(),), {"model": self})
-        httpd = _Server((self._host, self._port), handler)
+        httpd = ModelServer((self._host, self._port), handler)
         httpd.model = self
         self._port = httpd.server_address[1]
         self._httpd = httpd
@@ -227,9 +111,9 @@ class ScriptedModel:
         self._thread.start()
         return self.base_url
 
-    def _handler_class(self) -> type[_Handler]:
+    def _handler_class(self) -> type[ModelHandler]:
         """What :meth:`start` serves with; a subclass may answer otherwise (benchmarks/chaos)."""
-        return _Handler
+        return ModelHandler
 
     def stop(self) -> None:
         """Stop serving; connections are refused until :meth:`start` (same port).
@@ -341,7 +225,7 @@ class ScriptedModel:
                 rec.outcome = "unmatched"
                 return None, None, None
             rec.conversation = conv.name
-            rec.turn = _turn_in(conv, messages)
+            rec.turn = turn_in(conv, messages)
             if rec.turn >= len(conv.turns):
                 rec.outcome = "unscripted"
                 return conv, None, None
@@ -353,161 +237,3 @@ class ScriptedModel:
                 fault = turn.faults[rec.attempt - 1]
             rec.outcome = str(fault) if fault is not None else "reply"
             return conv, turn, fault
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 64
-    model: ScriptedModel | None = None
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up mid-request or mid-reply (the CLI cancelling a turn, a
-        test dropping its socket) is normal traffic here, not a traceback on stderr; a
-        quiet model keeps any other error as a line of its own."""
-        import sys
-
-        exc = sys.exc_info()[1]
-        if isinstance(exc, ConnectionError | TimeoutError):
-            return
-        if self.model is not None and self.model._quiet:
-            self.model.errors.append(f"{type(exc).__name__}: {exc}")
-            return
-        super().handle_error(request, client_address)
-
-
-#: The usage of a reply no conversation scripted: nothing (a side question the script has
-#: no answer for must not show a cost).
-UNBILLED = {
-    "input_tokens": 0,
-    "output_tokens": 0,
-    "cache_creation_input_tokens": 0,
-    "cache_read_input_tokens": 0,
-}
-
-
-class _Handler(BaseHTTPRequestHandler):
-    model: ScriptedModel
-    protocol_version = "HTTP/1.1"
-    server_version = "flower-scripted-model/1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """No access log: BaseHTTPRequestHandler would print a line per request to stderr,
-        over the run view of whoever drives the model (the demo's terminal, a test's)."""
-
-    def do_HEAD(self) -> None:
-        self._json(200, {})
-
-    def do_GET(self) -> None:
-        self._json(
-            404,
-            error_body(404, f"the scripted model only serves POST /v1/messages, not {self.path}"),
-        )
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = {}
-        rec = RecordedRequest(
-            path=self.path,
-            headers={k.lower(): v for k, v in self.headers.items()},
-            body=body if isinstance(body, dict) else {},
-        )
-        if not self.path.startswith("/v1/messages") or self.path.startswith(
-            "/v1/messages/count_tokens"
-        ):
-            rec.outcome = "not-served"
-            self.model._record(rec)
-            self._json(404, error_body(404, f"not served by the scripted model: {self.path}"))
-            return
-        conv, turn, fault = self.model._decide(rec)
-        if turn is not None and turn.delay:
-            time.sleep(turn.delay)
-        stream = bool(rec.body.get("stream"))
-        if conv is None:  # not the model's answer: nothing is billed for it
-            turn = Turn(text="(no scripted conversation matches this request)")
-            self._reply(message_for(turn, rec, conv, usage=UNBILLED), stream)
-        elif turn is None:
-            self._reply(
-                message_for(Turn(text=conv.after_end), rec, conv, billed=self._bill(rec)), stream
-            )
-        elif fault is None:
-            if turn.elapse:
-                self.model.clock.advance(turn.elapse)
-            billed = self._bill(rec)
-            self._reply(message_for(turn, rec, conv, usage=turn.usage, billed=billed), stream)
-        else:
-            self._fault(fault, message_for(turn, rec, conv, usage=turn.usage), stream)
-
-    def _bill(self, rec: RecordedRequest) -> dict[str, Any]:
-        """The request through the emulated prompt cache (only a served reply is billed)."""
-        return self.model.cache.account(rec.body)
-
-    # --- responses --------------------------------------------------------------------------
-
-    def _json(self, status: int, payload: Mapping[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", f"req_{uuid.uuid4().hex[:20]}")
-        self.send_header("connection", "close")
-        if status in (429, 529):
-            self.send_header("retry-after", "0")
-        self.end_headers()
-        self.wfile.write(data)
-        self.close_connection = True
-
-    def _reply(self, message: dict[str, Any], stream: bool) -> None:
-        if not stream:
-            self._json(200, message)
-            return
-        self._start_stream()
-        for event, data in stream_events(message):
-            self._event(event, data)
-        self.wfile.flush()
-        self.close_connection = True
-
-    def _start_stream(self) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("request-id", f"req_{uuid.uuid4().hex[:20]}")
-        self.send_header("connection", "close")
-        self.end_headers()
-
-    def _event(self, event: str, data: Mapping[str, Any]) -> None:
-        self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
-
-    def _fault(self, fault: Fault, message: dict[str, Any], stream: bool) -> None:
-        if fault == "overflow":
-            self._json(400, error_body(400, OVERFLOW_MESSAGE))
-        elif fault == "drop":
-            self._abort()
-        elif fault == "cut":
-            if not stream:
-                self._abort()
-                return
-            self._start_stream()
-            events = stream_events(message)
-            for event, data in events[:3]:  # message_start, a block start, one delta
-                self._event(event, data)
-            self.wfile.flush()
-            self._abort()
-        else:
-            assert isinstance(fault, int)
-            self._json(fault, error_body(fault))
-
-    def _abort(self) -> None:
-        """Close the socket with a reset so the client sees a dropped connection."""
-        self.close_connection = True
-        try:
-            self.connection.setsockopt(
-                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
-            )
-            self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
