@@ -7,8 +7,12 @@ context over to a fresh session through a handoff document. The caller sees one
 :class:`StepResult`, and ``run_dir/manifest.json`` gets one row for it.
 
 The loop lives here; one attempt (one ``ClaudeSDKClient`` session, read to the end of
-its turn) is ``core/attempt.py``, the handoff round ``core/relay.py``, the signal
-handlers ``core/signals.py``. The Runtime drives the CLI with ``ClaudeSDKClient``
+its turn) is ``core/attempt.py``, the handoff round ``core/relay.py``, the wait between a
+failed attempt and the next ``core/retrying.py``, the signal handlers
+``core/signals.py``. The Runtime's questions to its session store are
+``core/runtime_sessions.py`` and its books (manifest rows, the rescue of the step in
+flight) ``core/runtime_records.py``: two bases of :class:`Runtime`, so every method is
+still the Runtime's. The Runtime drives the CLI with ``ClaudeSDKClient``
 rather than ``query()`` because only the client can interrupt a turn (for the human,
 and when the context is full). The SDK is imported inside the methods that need it, so
 ``import flower`` stays light.
@@ -16,30 +20,30 @@ and when the context is full). The SDK is imported inside the methods that need 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.core.agent import HandoffPolicy
-from flower.core.assembly import build_store, policy, read_dotenv, run_sync
+from flower.core.assembly import build_store, policy, read_dotenv
 from flower.core.attempt import PAUSED, Attempt, Live, Words, cli_env, error_text, run_attempt
 from flower.core.budget import budget_for
 from flower.core.cache_rhythm import CacheRhythm, lifetime
 from flower.core.credentials import check_credentials
 from flower.core.events import Event, EventCallback, emit
 from flower.core.handoff import is_overflow
-from flower.core.manifest import Manifest, manifest_row, mirror_step, new_run_id
+from flower.core.manifest import Manifest, new_run_id
 from flower.core.relay import hand_off
-from flower.core.resilience import Resilience, classify, endpoint
+from flower.core.resilience import Resilience, classify
 from flower.core.result import KILLED, StepResult, stopped_by
+from flower.core.retrying import wait_to_retry
+from flower.core.runtime_records import StepRecords
+from flower.core.runtime_sessions import SessionQueries
 from flower.core.sandbox import Sandbox
-from flower.core.signals import DEFAULT_SIGNALS
-from flower.core.signals import rescue_on_signals as _rescue_on_signals
-from flower.core.step_events import ended, reset
+from flower.core.step_events import reset
 from flower.core.workbench import Workbench, keep_out_of_git
 
 if TYPE_CHECKING:
@@ -55,7 +59,7 @@ __all__ = ["KILLED", "Runtime", "StepResult"]
 _error_text = error_text
 
 
-class Runtime:
+class Runtime(SessionQueries, StepRecords):
     """Runs steps: one agent session (or a chain of them) per :meth:`run` call.
 
     Args:
@@ -196,83 +200,12 @@ class Runtime:
         """``run_dir/manifest.json``: one row per finished step, every process's."""
         return self.manifest.path
 
-    @property
-    def project_key(self) -> str:
-        """The session store's key for this workspace (the SDK derives it from the path:
-        the same folder under another path finds none of its sessions)."""
-        from claude_agent_sdk import project_key_for_directory
-
-        return project_key_for_directory(str(self.workspace))
-
-    def adopt_sessions(self, old_workspace: str | Path, session_ids: list[str]) -> int:
-        """Copy ``session_ids`` from where ``old_workspace`` kept them to this workspace's
-        project key (the folder moved, or this is a copy of it); how many were copied.
-
-        0 when the store cannot copy (a third-party store without ``copy_sessions``): the
-        steps then start fresh, which the lineage's notice says.
-        """
-        from claude_agent_sdk import project_key_for_directory
-
-        copier = getattr(self.store, "copy_sessions", None)
-        if copier is None or not session_ids:
-            return 0
-        old = project_key_for_directory(str(old_workspace))
-
-        async def copy() -> int:
-            return int(await copier(old, self.project_key, list(session_ids)))
-
-        return int(run_sync(copy))
-
-    def has_session(self, sid: str | None) -> bool:
-        """Whether ``sid`` is still in the session store (so it can be resumed).
-
-        A lineage file can outlive ``sessions.db``, and resuming a session that is gone
-        fails only after the CLI has started; check here first.
-        """
-        if not sid:
-            return False
-        project = self.project_key
-        store = self.store
-
-        async def look() -> bool:
-            lister = getattr(store, "list_sessions", None)
-            if lister is not None:
-                try:
-                    return any(s.get("session_id") == sid for s in await lister(project))
-                except NotImplementedError:
-                    pass
-            return bool(await store.load({"project_key": project, "session_id": sid}))
-
-        return bool(run_sync(look))
-
-    def context_of(self, session_id: str | None) -> int:
-        """The context size (tokens) of ``session_id``'s latest model reply, from the
-        store; 0 when unknown (no such session, or a store that does not keep it).
-
-        What the wake-up line shows ("干活上下文 80.2K"): the number that tells a human
-        a session is nearing its window, read without loading the transcript.
-        """
-        reader = getattr(self.store, "context_tokens", None)
-        if not session_id or reader is None:
-            return 0
-        key = {"project_key": self.project_key, "session_id": session_id}
-
-        async def read() -> Any:
-            return await reader(key)
-
-        tokens = run_sync(read)
-        return int(tokens) if isinstance(tokens, int) and tokens > 0 else 0
-
     def protect(self, *paths: str | Path) -> None:
         """Keep every agent's hands off ``paths`` from the next session on: no Bash
         command writes them (the sandbox), no Write or Edit reaches them (the state
         wall). The workflow protects what it freezes (the brief, the goal, the ledger);
         the run folder, the spill and archive folders and the run id always are."""
         self.protected.update(Path(p).expanduser().absolute() for p in paths)
-
-    def total_cost(self) -> float:
-        """What this Runtime's finished steps cost, in USD (handoff rounds included)."""
-        return sum(r.cost_usd for r in self.results)
 
     @property
     def interruptible(self) -> bool:
@@ -311,55 +244,6 @@ class Runtime:
     def paused(self) -> bool:
         """Whether a paused step is waiting for the human's words."""
         return self._words.waiting
-
-    def resave(self) -> None:
-        """Write the finished steps' rows to ``manifest.json`` again, after a workflow
-        amended one (a gate that refused the last answer and stopped the run says why in
-        ``StepResult.refused``). Never raises."""
-        try:
-            self.manifest.write(manifest_row(r, self.run_id) for r in self.results)
-        except OSError as exc:
-            print(f"flower: could not write {self.manifest.path}: {exc}", file=sys.stderr)
-
-    def rescue(self) -> None:
-        """Write the step in flight to ``manifest.json`` as failed, ``error="killed-by-signal"``.
-
-        For a process that is about to die (SIGHUP, SIGTERM, a second Ctrl-C): the row
-        records the session id, cost so far and times, so the step is not silently
-        missing. Synchronous and small, fit for a signal handler; safe to call twice
-        (the second call finds nothing in flight) and never raises. The run, if it
-        somehow continues, does not add a second row for the step.
-        """
-        current, self._current = self._current, None
-        if current is None:
-            return
-        try:
-            if not current.ended_at:  # still running (else: ended, its row not yet written)
-                if current.error:
-                    current.errors.append(current.error)
-                current.ok, current.error = False, KILLED
-                current.errors.append(KILLED)
-                current.ended_at = time.time()
-                current.context = self._live.ctx
-            if not any(r is current for r in self.results):
-                self.results.append(current)
-            self.manifest.write(manifest_row(r, self.run_id) for r in self.results)
-        except BaseException as exc:  # a rescue must never raise into a signal handler
-            with contextlib.suppress(Exception):
-                print(f"flower: could not rescue {current.step!r}: {exc!r}", file=sys.stderr)
-
-    def rescue_on_signals(
-        self, *, signals: Iterable[int | str] = DEFAULT_SIGNALS, grace: float = 10.0
-    ) -> contextlib.AbstractContextManager[None]:
-        """A ``with`` block in which SIGHUP and SIGTERM :meth:`rescue`, then exit 128+signum.
-
-        Enter it in the main thread around the event loop (``with rt.rescue_on_signals():
-        anyio.run(main)``). Without it those signals end Python on the spot and the step
-        in flight never reaches the manifest. ``finally`` blocks still run on the way
-        out; ``grace`` seconds later the process ends regardless. See
-        :mod:`flower.core.signals`.
-        """
-        return _rescue_on_signals(self.rescue, signals=signals, grace=grace)
 
     async def run(
         self,
@@ -444,7 +328,14 @@ class Runtime:
                         break
                     assert sid is not None
                     doc = await hand_off(
-                        self, self._live, spec, step, task, result, on_event, overflow=overflow,
+                        self,
+                        self._live,
+                        spec,
+                        step,
+                        task,
+                        result,
+                        on_event,
+                        overflow=overflow,
                         cache_env=cache_env,
                     )
                     result.retired.append(sid)
@@ -465,46 +356,13 @@ class Runtime:
                 verdict = classified[error] = classify(error)
                 if not self.resilience.retries(verdict):
                     break
-                delay = self.resilience.delay_for(attempt)
-                env = {**os.environ, **spec.env}
-                host, port = endpoint(env)
-                emit(
-                    Event(
-                        "retry",
-                        {
-                            "attempt": attempt,
-                            "max_attempts": self.resilience.max_attempts,
-                            "error": error,
-                            "class": verdict,
-                            "delay": delay,
-                            "resume": bool(sid),
-                        },
-                        step=step,
-                    ),
-                    on_event,
-                )
-
-                def offline(
-                    waited: float, next_in: float, host: str = host, port: int = port
-                ) -> None:
-                    payload = {
-                        "host": host,
-                        "port": port,
-                        "waited": waited,
-                        "next_probe_in": next_in,
-                        "max_wait": self.resilience.max_offline_wait,
-                    }
-                    emit(Event("offline", payload, step=step), on_event)
-
-                if not await self.resilience.wait_online(env, on_offline=offline):
-                    result.error = (
-                        f"{host}:{port} stayed unreachable for"
-                        f" {self.resilience.max_offline_wait:.0f}s; gave up after: {error}"
-                    )
+                gave_up = await wait_to_retry(
+                    self.resilience, {**os.environ, **spec.env}, step=step, attempt=attempt,
+                    error=error, verdict=verdict, resume=bool(sid), on_event=on_event,
+                )  # fmt: skip
+                if gave_up:
+                    result.error = gave_up
                     break
-                import anyio
-
-                await anyio.sleep(delay)
                 if sid:  # and what the outage cut off: workers mid-task (core/cutoff.py)
                     from flower.core.cutoff import cut_off_report
 
@@ -521,18 +379,6 @@ class Runtime:
             self._cache_lives(result.session_id, hour)
             self._finish(result, on_event, classified)
         return result
-
-    def _cache_lives(self, session_id: str | None, seconds: float | None) -> None:
-        """Tell the store how long the prompt cache ``session_id`` just wrote lives:
-        the hour it asked for, else the default (``stores/trim.py``: the next load
-        within that time keeps old context as it was, the cache being warm)."""
-        lives = getattr(self.store, "cache_lifetimes", None)
-        if not session_id or not isinstance(lives, dict):
-            return
-        if seconds:
-            lives[session_id] = seconds
-        else:
-            lives.pop(session_id, None)
 
     def close(self) -> None:
         """Release the session store. The Runtime cannot run steps afterwards."""
@@ -575,28 +421,3 @@ class Runtime:
     def _cli_env(self, spec: AgentSpec) -> dict[str, str]:
         """What the policies add to the CLI's environment (see ``attempt.cli_env``)."""
         return cli_env(spec, self.resilience, self.handoff)
-
-    # --- bookkeeping --------------------------------------------------------------------
-
-    def _finish(
-        self,
-        result: StepResult,
-        on_event: EventCallback | None,
-        classified: dict[str, str] | None = None,
-    ) -> None:
-        # Still "in flight" until its row is on disk: a signal landing in between is
-        # rescued (with the outcome the step already has), not lost.
-        result.ended_at = time.time()
-        result.context = self._live.ctx
-        if not any(r is result for r in self.results):  # rescue() may have added it
-            self.results.append(result)
-        try:
-            self.manifest.write(manifest_row(r, self.run_id) for r in self.results)
-        except OSError as exc:  # the step's outcome matters more than its bookkeeping
-            print(f"flower: could not write {self.manifest.path}: {exc}", file=sys.stderr)
-        finally:
-            if self._current is result:
-                self._current = None
-        mirror_step(self, manifest_row(result, self.run_id))
-        for event in ended(result, classified):  # ``error`` when it failed, then ``result``
-            emit(event, on_event)
