@@ -81,7 +81,7 @@ UNSURE = "可能已经生效,也可能没有,先核实再继续"
 
 #: The result given to a call that never got one: the process ended while it ran, so
 #: whether it took effect is unknown.
-ORPHAN_NOTE = "[中断:此调用没有结果。它可能已生效,先看文件或状态再决定,不要盲目重做]"
+ORPHAN_NOTE = f"[中断:此调用没有结果,它{UNSURE}(看文件或状态),不要盲目重做]"
 
 #: The same three in English, used when the language in effect at load time is English
 #: (:mod:`flower.core.lang`): the policy's defaults follow the language, a text you set
@@ -89,8 +89,8 @@ ORPHAN_NOTE = "[中断:此调用没有结果。它可能已生效,先看文件�
 INTERRUPTED_NOTE_EN = "[The last round was interrupted here; this tool call left no result]"
 UNSURE_EN = "may or may not have taken effect, so verify before going on"
 ORPHAN_NOTE_EN = (
-    "[Interrupted: this call left no result. It may have taken effect: check the files or"
-    " the state before redoing it]"
+    f"[Interrupted: this call left no result; it {UNSURE_EN} (the files, the state); do not"
+    " simply redo it]"
 )
 
 #: Fixed namespace of the ids of healed lines: the same stored transcript heals to the
