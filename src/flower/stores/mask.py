@@ -18,11 +18,12 @@ cut 84 % of the tokens of a 100-turn search. flower does it at load time, in the
   API write everything after it again (1.25x the input price, against 0.1x or less for a
   cached read), so masking "the newest 6 and no more" at every resume would pay that
   rewrite every round for a few results each time. Instead the boundary (how many of the
-  oldest results are masked) moves in steps of ``chunk`` results, and between steps the
-  view is the same as last time, byte for byte: the cached prefix stays valid. When the
-  cache is cold anyway (the session's last line is older than ``cold_after`` seconds: a
-  wake after a pause, a judge that took long) the boundary moves all the way at once,
-  since nothing cached is lost by it. The boundary is drawn from the stored lines and
+  oldest results are masked) stays where it was until a move pays for the rewrite it
+  causes (:func:`worth_moving`; or, with ``chunk`` set, in steps of that many results),
+  and between moves the view is the same as last time, byte for byte: the cached prefix
+  stays valid. When the cache is cold anyway (the session's last line is older than
+  ``cold_after`` seconds: a wake after a pause, a judge that took long) the boundary
+  moves all the way at once, since nothing cached is lost by it. The boundary is drawn from the stored lines and
   their timestamps (a gap longer than ``cold_after`` before a prompt marks a cold resume
   in the past; the CLI's ``queue-operation`` lines, stamped with the prompt's time, do
   not count), and never nearer than the last load of the session drew it, which the
@@ -54,8 +55,10 @@ __all__ = [
     "cold_points",
     "is_prompt",
     "masked_text",
+    "pending_reads",
     "placeholder",
     "spill_name",
+    "worth_moving",
 ]
 
 #: The placeholder a masked result becomes; ``{n}`` its characters, ``{path}`` the file.
@@ -65,6 +68,12 @@ MASK_TEXT_EN = "[Older tool output ({n} characters) moved out of the context: {p
 NEVER_MASKED = ("mcp__human__",)
 #: Text blocks shorter than this stay inside a masked list content.
 SMALL_TEXT = 200
+#: What a placeholder takes, about (characters): what masking a result saves is its
+#: length less this.
+PLACEHOLDER_CHARS = 150
+#: The step expiry's boundary moves in while the cache may be warm, when nothing masks
+#: (``Runtime(trim=False)``) and ``MaskPolicy.chunk`` is ``None``.
+EXPIRY_CHUNK = 12
 
 
 @dataclass
@@ -76,21 +85,36 @@ class MaskPolicy:
             trim policy: ``Runtime(trim=False)`` turns off both.
         keep_recent: The newest main-chain tool results that always stay whole.
         min_chars: A result with less text stays (a placeholder would save little).
-        chunk: The boundary moves in steps of this many results while the cache may be
-            warm (1: every load, the cache-breaking way).
+        chunk: ``None`` (the default): while the cache may be warm the boundary moves
+            only when the move pays for the rewrite it causes (:func:`worth_moving`), and
+            then all the way. A number: the older rule, the boundary moves in steps of
+            this many results (1: every load, the cache-breaking way). Expiry without
+            masking (``Runtime(trim=False)``) keeps steps of :data:`EXPIRY_CHUNK`.
         cold_after: Seconds after the session's last line past which the prompt cache
             has expired (the API's default TTL is 5 minutes): the boundary then moves
             all the way. ``None`` never assumes a cold cache.
         supersede: A glance (``is_ephemeral``) run again later is expired even among the
             newest ``EphemeralPolicy.keep_recent``: only its newest result says anything.
+        cache_read, cache_write, cache_write_hour: What a cached read, a 5-minute cache
+            write and a 1-hour one cost, in units of the input price (the CLI's default
+            model, Opus 5.5: 0.05, 1.25 and 2; most others read at 0.1). Only their
+            ratios matter: they price a move against what it saves (:func:`worth_moving`).
+        ahead: The requests a resume is taken to make at least, after the load: what a
+            move saves in them counts with what the waiting results cost already (a
+            large result just past the newest six is then masked when masking it pays
+            within those requests, not only once it was read that often).
     """
 
     enabled: bool | None = None
     keep_recent: int = 6
     min_chars: int = 400
-    chunk: int = 12
+    chunk: int | None = None
     cold_after: float | None = 300.0
     supersede: bool = False
+    cache_read: float = 0.05
+    cache_write: float = 1.25
+    cache_write_hour: float = 2.0
+    ahead: int = 3
 
 
 def boundary(
@@ -100,21 +124,28 @@ def boundary(
     now: float,
     keep: int | None = None,
     cold: list[int] | None = None,
+    chunk: int | str | None = "policy",
 ) -> int:
     """How many of the oldest counted results may be masked or expired at this load.
 
     ``counted``: the line index of each counted tool result, oldest first. The boundary is
     the furthest of: the chunked one (``keep`` back from the newest, rounded down to a
-    multiple of ``chunk``), and the full one at every cold point (this load, when the last
-    line is older than ``cold_after``; every past prompt that came that long after the line
-    before it). ``keep``: the newest results that stay (``policy.keep_recent``; expiry
-    passes its own when smaller, so a cold load expires exactly what the seed says).
-    ``cold``: :func:`cold_points` of ``entries`` when the caller has them already.
+    multiple of ``chunk``; none when ``chunk`` is ``None``: then a warm move is the
+    caller's, :func:`worth_moving`), and the full one at every cold point (this load, when
+    the last line is older than ``cold_after``; every past prompt that came that long
+    after the line before it). ``keep``: the newest results that stay
+    (``policy.keep_recent``; expiry passes its own when smaller, so a cold load expires
+    exactly what the seed says). ``cold``: :func:`cold_points` of ``entries`` when the
+    caller has them already. ``chunk``: ``policy.chunk`` unless given.
     """
     total = len(counted)
     keep = max(policy.keep_recent if keep is None else keep, 0)
-    step = max(policy.chunk, 1)
-    reach = max(total - keep, 0) // step * step
+    step = policy.chunk if chunk == "policy" else chunk
+    if step is None:
+        reach = 0
+    else:
+        step = max(int(step), 1)
+        reach = max(total - keep, 0) // step * step
     if policy.cold_after is None or not counted:
         return reach
     if cold is None:
@@ -123,6 +154,48 @@ def boundary(
         before = bisect.bisect_left(counted, line)
         reach = max(reach, before - keep)
     return min(max(reach, 0), max(total - keep, 0))
+
+
+def worth_moving(pending: float, rewrite: float, policy: MaskPolicy, *, hour: bool = False) -> bool:
+    """Whether moving the boundary all the way, on a warm cache, pays for its rewrite.
+
+    ``pending``: what the results waiting to be masked have cost in reads since each of
+    them could have been masked, in characters times requests (:func:`pending_reads`).
+    ``rewrite``: the characters the move makes the API write again. With the CLI's two
+    cache breakpoints (the system prompt and the newest message, and the API looking at
+    most 20 blocks back from each), a change to an old result leaves only the tools and
+    the system prompt cached: a move rewrites every message, not only those after the
+    boundary (measured: each move of the old chunk rule read 9,060 tokens, the system
+    prompt, and wrote the rest). ``hour``: the session asked for the 1-hour cache, whose
+    writes cost more.
+
+    The rule is the economic order quantity's (and rent-or-buy's): a move costs
+    ``rewrite x (write - read)`` once; the results it masks then cost nothing more, while
+    each request before the move reads them again (``pending`` grows with the square of
+    the time since the last move). Moving when what the waiting results have cost reaches
+    what a move costs is where the sum of the two, per round, is least for a steady
+    session, and never more than twice the least for any other, without guessing how
+    many requests are still to come (``MaskPolicy.ahead`` adds only the next few). For HT001's coordinator (about 1.4K
+    tokens maskable and 5 requests a round, a 30K history) that is a move about every 14
+    rounds, where steps of 12 results moved every 3 and rewrote the history each time.
+    """
+    write = policy.cache_write_hour if hour else policy.cache_write
+    read = max(policy.cache_read, 1e-9)
+    return pending * read >= rewrite * max(write - read, 0.0)
+
+
+def pending_reads(
+    sizes: list[int], since: list[int], replies_after: Callable[[int], int], ahead: int = 0
+) -> float:
+    """Characters times requests the results waiting to be masked have been read since
+    each could have been, and will be in the ``ahead`` requests to come: ``sizes[i]`` what
+    masking result ``i`` saves, ``since[i]`` the line from which it could have been masked
+    (the result that made it one of the newest ``keep_recent`` no longer),
+    ``replies_after(line)`` the model replies after a line (each one request that read
+    the result again)."""
+    return float(
+        sum(size * (replies_after(line) + ahead) for size, line in zip(sizes, since, strict=True))
+    )
 
 
 def cold_points(

@@ -35,6 +35,7 @@ Choices the seed leaves open, made here:
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 import time
@@ -45,6 +46,7 @@ from typing import Any
 
 from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
+from flower.core.cache_rhythm import HOUR
 from flower.core.ephemeral import is_ephemeral
 from flower.core.lang import EN, current
 from flower.core.redact import current as current_redactor
@@ -56,14 +58,18 @@ from flower.stores.expire import EphemeralPolicy, ResultBlocks, expire, replace_
 from flower.stores.handout import Handouts
 from flower.stores.marks import Mark, MarkBook, copy_marks, mark_of, place
 from flower.stores.mask import (
+    EXPIRY_CHUNK,
+    PLACEHOLDER_CHARS,
     MaskPolicy,
     boundary,
     cold_points,
     maskable,
     masked_text,
     never_masked,
+    pending_reads,
     placeholder,
     spill_name,
+    worth_moving,
 )
 from flower.stores.report import trim_report as trim_report
 from flower.stores.scan import Scan, ScanningStrings, scan
@@ -148,6 +154,9 @@ class TrimmingSessionStore(SqliteSessionStore):
         #: policy's ``cold_after`` (a session that asked for the 1-hour cache, told by
         #: the Runtime: ``core/cache_rhythm.py``). A load within that time is warm.
         self.cache_lifetimes: dict[str, float] = {}
+        #: Line uuid -> characters of its stored message (a move's rewrite, measured
+        #: once per line: :meth:`_view_chars`).
+        self._line_chars: dict[str, int] = {}
         self.last_report: dict[str, int] = {}
         self._spilled: dict[_MemoKey, tuple[str, str]] = {}
         self._redactor = current_redactor()
@@ -240,34 +249,122 @@ class TrimmingSessionStore(SqliteSessionStore):
         marks = self._marks.get(key)
         drawn: dict[str, Mark] = {}
         cold = None
+        lives = self.cache_lifetimes.get(key[1], 0.0) if key is not None else 0.0
         if (self.masking or self.ephemeral.enabled) and self.mask.cold_after is not None:
-            lives = self.cache_lifetimes.get(key[1], 0.0) if key is not None else 0.0
             cold_after = max(self.mask.cold_after, lives)
             cold = cold_points(entries, self.now(), cold_after, prompts=found.prompts)
+        # The batched rule (``MaskPolicy.chunk`` None, with masking on): on a warm cache
+        # every boundary stays where the last load drew it until a move pays for the
+        # rewrite it causes (:func:`~flower.stores.mask.worth_moving`); then masking,
+        # expiry and trimming all move at once, all the way, for one rewrite.
+        batched = self.masking and self.mask.chunk is None
+        reach = 0
+        if self.masking:
+            # Cache-aware (:func:`~flower.stores.mask.boundary`): the oldest ``reach``
+            # results change only when the boundary moves (when it pays, or in chunks,
+            # or all the way on a cold cache), so a warm cache's prefix survives the
+            # loads between two moves.
+            reach = boundary(self.mask, entries, lines, self.now(), cold=cold)
+            reach = min(max(reach, place(marks.get("mask"), ids)), len(results))
+            full = max(len(results) - max(self.mask.keep_recent, 0), 0)
+            if batched and full > reach:
+                if self._pays(entries, results, uses, reach, full, found, lives):
+                    reach = full
         if self.ephemeral.enabled:
             # Expiry waits for a boundary too, masking on or off: each expiry note
             # changes old context, and sliding it at every resume rewrote the cache.
             keep = max(min(self.mask.keep_recent, self.ephemeral.keep_recent), 0)
-            below = boundary(self.mask, entries, lines, self.now(), keep=keep, cold=cold)
+            chunk: int | str | None = "policy"
+            if self.mask.chunk is None and not self.masking:
+                chunk = EXPIRY_CHUNK
+            below = boundary(
+                self.mask, entries, lines, self.now(), keep=keep, cold=cold, chunk=chunk
+            )
+            if batched:  # with masking's move: judged as the results stood then
+                below = max(below, reach + max(self.mask.keep_recent, 0) - keep)
             below = min(max(below, place(marks.get("expiry"), ids)), len(results))
             self._expire_below(entries, results, uses, below, keep, found)
             drawn["expiry"] = mark_of(ids, below) or marks.get("expiry")  # type: ignore[assignment]
         if self.masking:
-            # Cache-aware (:func:`~flower.stores.mask.boundary`): the oldest ``reach``
-            # results change only when the boundary moves, in chunks or all the way on a
-            # cold cache, so a warm cache's prefix survives the loads between two moves.
-            # Trimming keeps its window: by default masking's reach (newest 6 plus less
-            # than a chunk) is past trimming's newest 20, so trimming only meets what
-            # masking leaves (a human's answers, a failed spill).
-            reach = boundary(self.mask, entries, lines, self.now(), cold=cold)
-            reach = min(max(reach, place(marks.get("mask"), ids)), len(results))
             if reach:
                 entries = self.apply_mask(entries, results[:reach], uses=uses)
             drawn["mask"] = mark_of(ids, reach) or marks.get("mask")  # type: ignore[assignment]
         if self.policy.enabled:
-            entries = self.trim(entries, results=results)
+            # Trimming keeps its window (the newest 20 stay), judged as the results
+            # stood at masking's last move when batched: between moves it changes
+            # nothing either, and it only meets what masking leaves (a human's answers,
+            # a failed spill). With chunks, masking's reach (newest 6 plus less than a
+            # chunk) is always past trimming's newest 20.
+            upto = None
+            if batched:
+                upto = reach + max(self.mask.keep_recent, 0) - max(self.policy.keep_recent, 0)
+            entries = self.trim(entries, results=results, upto=upto)
         self._marks.put(key, marks, {k: v for k, v in drawn.items() if v is not None})
         return entries, found
+
+    def _pays(
+        self,
+        entries: list[Entry],
+        results: ResultBlocks,
+        uses: Uses,
+        reach: int,
+        full: int,
+        found: Scan,
+        lives: float,
+    ) -> bool:
+        """Whether moving masking's boundary from ``reach`` to ``full`` on a warm cache
+        pays (:func:`~flower.stores.mask.worth_moving`): what the waiting results cost in
+        reads since each could have been masked, against the history the move rewrites
+        (every message: the view's size after the move, from each line's size, measured
+        once per line and process, less what masking saves)."""
+        keep = max(self.mask.keep_recent, 0)
+        sizes: list[int] = []
+        since: list[int] = []
+        saved_all = 0
+        for i, (_index, entry, block) in enumerate(results[:full]):
+            saved = self._saves(entry, block, uses)
+            saved_all += saved
+            if i >= reach and saved:
+                sizes.append(saved)
+                since.append(results[i + keep][0] if i + keep < len(results) else len(entries))
+        if not sizes:
+            return False
+        after = found.rounds_after().__getitem__
+        pending = pending_reads(sizes, since, after, max(self.mask.ahead, 0))
+        rewrite = max(self._view_chars(entries) - saved_all, 0)
+        return worth_moving(pending, rewrite, self.mask, hour=lives >= HOUR)
+
+    def _saves(self, entry: Entry, block: dict[str, Any], uses: Uses) -> int:
+        """About what masking ``block`` saves, in characters (0: it is never masked)."""
+        if entry.get("isCompactSummary") is True or not maskable(block, self.mask):
+            return 0
+        use = uses.get(str(block.get("tool_use_id") or "result"))
+        if use is not None and never_masked(use[1].get("name")):
+            return 0
+        return max(text_length(block.get("content")) - PLACEHOLDER_CHARS, 0)
+
+    def _view_chars(self, entries: list[Entry]) -> int:
+        """The characters of every line's message content as stored (JSON), each line
+        measured once per process (by its uuid): what a rewrite of the whole history
+        writes."""
+        total = 0
+        sizes = self._line_chars
+        if len(sizes) > MEMO_ENTRIES * 4:
+            sizes.clear()
+        for entry in entries:
+            uid = entry.get("uuid")
+            size = sizes.get(uid) if isinstance(uid, str) else None
+            if size is None:
+                message = entry.get("message")
+                content = message.get("content") if isinstance(message, dict) else None
+                if content is None:
+                    continue
+                # the content alone: a reply's id, model and usage are never sent
+                size = len(json.dumps(content, ensure_ascii=False, default=str))
+                if isinstance(uid, str):
+                    sizes[uid] = size
+            total += size
+        return total
 
     @property
     def masking(self) -> bool:
@@ -361,12 +458,18 @@ class TrimmingSessionStore(SqliteSessionStore):
         long enough with a placeholder naming its spill file (in place).
 
         A result trimming would spill (``policy.min_chars`` or more) gets trimming's
-        pointer, which quotes its first lines: a large result reads the same whether
-        masking or trimming reached it first; a shorter one gets the one-line placeholder.
+        pointer; a shorter one gets the one-line placeholder. With chunks (``mask.chunk``
+        a number) the pointer quotes the result's first lines, so a large result reads
+        the same whether masking or trimming reached it first. Batched (``mask.chunk``
+        ``None``) trimming waits for masking's boundary and never reaches a result before
+        it, and the pointer quotes nothing: the quoted head was a third of what a masked
+        round of HT001's coordinator carried (a worker's report begins with the CLI's
+        hand-back preamble, not with what it found).
         """
         self._look_around()
         uses = tool_uses(entries) if uses is None else uses
         large = self.policy.min_chars if self.policy.enabled else None
+        quote = self.mask.chunk is not None
         for _index, entry, block in results:
             if entry.get("isCompactSummary") is True or not maskable(block, self.mask):
                 continue
@@ -378,7 +481,7 @@ class TrimmingSessionStore(SqliteSessionStore):
             kind = "trimmed" if large is not None and text_length(content) >= large else "masked"
             try:
                 if kind == "trimmed":  # counted as trimming's: it reads as trimming's
-                    block["content"] = self._spill(call, content)
+                    block["content"] = self._spill(call, content, quote)
                     saved = text_length(content) - text_length(block["content"])
                 else:
                     block["content"], saved = masked_text(content, self._mask_line)
@@ -431,15 +534,25 @@ class TrimmingSessionStore(SqliteSessionStore):
 
     # --- trimming ---------------------------------------------------------------------
 
-    def trim(self, entries: list[Entry], *, results: ResultBlocks | None = None) -> list[Entry]:
+    def trim(
+        self,
+        entries: list[Entry],
+        *,
+        results: ResultBlocks | None = None,
+        upto: int | None = None,
+    ) -> list[Entry]:
         """Spill large old tool results to files and leave pointers (in place).
 
         ``results``: ``counted_results(entries)`` when the caller has it already.
+        ``upto``: only the oldest this many may be trimmed (masking's batched boundary).
         """
         self._look_around()
         policy = self.policy
         results = counted_results(entries) if results is None else results
-        old = results[: max(len(results) - max(policy.keep_recent, 0), 0)]
+        last = max(len(results) - max(policy.keep_recent, 0), 0)
+        if upto is not None:
+            last = min(last, max(upto, 0))
+        old = results[:last]
         for _index, entry, block in old:
             if entry.get("isCompactSummary") is True:
                 continue
@@ -456,20 +569,22 @@ class TrimmingSessionStore(SqliteSessionStore):
             self._count("trimmed_chars", before - text_length(block["content"]))
         return entries
 
-    def _spill(self, tool_use_id: str, content: Any) -> Any:
+    def _spill(self, tool_use_id: str, content: Any, head: bool = True) -> Any:
+        """``content`` with its text spilled to files, each replaced by a pointer
+        (``head``: the pointer quotes the text's first lines)."""
         if isinstance(content, str):
-            return self._pointer(tool_use_id, content)
+            return self._pointer(tool_use_id, content, head)
         out = []
         for n, item in enumerate(content):
             if isinstance(item, dict) and item.get("type") == "text":
                 body = str(item.get("text", ""))
                 if len(body) >= SMALL_TEXT:
-                    item = {**item, "text": self._pointer(f"{tool_use_id}.{n}", body)}
+                    item = {**item, "text": self._pointer(f"{tool_use_id}.{n}", body, head)}
             out.append(item)
         return out
 
-    def _pointer(self, name: str, original: str) -> str:
-        key = ("p", name, len(original), hash(original), self._english)
+    def _pointer(self, name: str, original: str, quote: bool = True) -> str:
+        key = ("p" if quote else "q", name, len(original), hash(original), self._english)
         hit = self._recall(key)
         if hit is not None:
             return hit[0]
@@ -478,11 +593,21 @@ class TrimmingSessionStore(SqliteSessionStore):
         # the first lines of a prefix: enough for HEAD_CHARS (a separator is at most 2
         # characters), without splitting all of a large result into lines
         head = "\n".join(body[: 4 * HEAD_CHARS].splitlines()[:HEAD_LINES])[:HEAD_CHARS]
-        pointer = self._pointer_text(body, path, head)
+        pointer = self._pointer_text(body, path, head if quote else None)
         self._remember(key, pointer, path)
         return pointer
 
-    def _pointer_text(self, body: str, path: Path, head: str) -> str:
+    def _pointer_text(self, body: str, path: Path, head: str | None) -> str:
+        if head is None:  # masking's, batched: the head was most of a masked round
+            if self._english:
+                return (
+                    f"[An older tool output ({len(body)} characters) was moved out of the"
+                    f" context; all of it is kept in {path} . Read that file when you need it.]"
+                )
+            return (
+                f"[较早的工具输出({len(body)} 字符)已移出上下文,原文完整保存在 {path} ,"
+                "需要时读取该文件。]"
+            )
         if self._english:
             return (
                 f"[An older tool output ({len(body)} characters) was moved out of the context;"
