@@ -36,12 +36,12 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from flower.stores.mask import HOUR
+
 __all__ = ["HOUR", "TTL_VARIABLE", "CacheRhythm", "lifetime"]
 
 #: The bundled CLI's variable for its main conversation's cache TTL ("5m" or "1h").
 TTL_VARIABLE = "CLAUDE_CODE_PROMPT_CACHE_TTL"
-#: Seconds a prefix written with ``"ttl": "1h"`` stays cached.
-HOUR = 3600.0
 
 
 def lifetime(*envs: Mapping[str, str]) -> float | None:

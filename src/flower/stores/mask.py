@@ -23,11 +23,12 @@ cut 84 % of the tokens of a 100-turn search. flower does it at load time, in the
   and between moves the view is the same as last time, byte for byte: the cached prefix
   stays valid. When the cache is cold anyway (the session's last line is older than
   ``cold_after`` seconds: a wake after a pause, a judge that took long) the boundary
-  moves all the way at once, since nothing cached is lost by it. The boundary is drawn from the stored lines and
-  their timestamps (a gap longer than ``cold_after`` before a prompt marks a cold resume
-  in the past; the CLI's ``queue-operation`` lines, stamped with the prompt's time, do
-  not count), and never nearer than the last load of the session drew it, which the
-  store keeps (:mod:`flower.stores.marks`): a result once masked stays masked;
+  moves all the way at once, since nothing cached is lost by it. The boundary is drawn
+  from the stored lines and their timestamps (a gap longer than ``cold_after`` before a
+  prompt marks a cold resume in the past; the CLI's ``queue-operation`` lines, stamped
+  with the prompt's time, do not count), and never nearer than the last load of the
+  session drew it, which the store keeps (:mod:`flower.stores.marks`): a result once
+  masked stays masked;
 - old-format transcripts (CLI 1.x) keep a subagent's lines inline, marked
   ``isSidechain``; the CLI never sends them, so they are neither counted nor masked.
 
@@ -71,6 +72,9 @@ SMALL_TEXT = 200
 #: What a placeholder takes, about (characters): what masking a result saves is its
 #: length less this.
 PLACEHOLDER_CHARS = 150
+#: Seconds a prefix written with ``"ttl": "1h"`` stays cached (the 1-hour prompt cache;
+#: the session store prices its writes, :mod:`flower.core.cache_rhythm` asks for it).
+HOUR = 3600.0
 #: The step expiry's boundary moves in while the cache may be warm, when nothing masks
 #: (``Runtime(trim=False)``) and ``MaskPolicy.chunk`` is ``None``.
 EXPIRY_CHUNK = 12
@@ -175,9 +179,10 @@ def worth_moving(pending: float, rewrite: float, policy: MaskPolicy, *, hour: bo
     the time since the last move). Moving when what the waiting results have cost reaches
     what a move costs is where the sum of the two, per round, is least for a steady
     session, and never more than twice the least for any other, without guessing how
-    many requests are still to come (``MaskPolicy.ahead`` adds only the next few). For HT001's coordinator (about 1.4K
-    tokens maskable and 5 requests a round, a 30K history) that is a move about every 14
-    rounds, where steps of 12 results moved every 3 and rewrote the history each time.
+    many requests are still to come (``MaskPolicy.ahead`` adds only the next few). For
+    HT001's coordinator (about 1.4K tokens maskable and 5 requests a round, a 30K
+    history) that is a move about every 14 rounds, where steps of 12 results moved every
+    3 and rewrote the history each time.
     """
     write = policy.cache_write_hour if hour else policy.cache_write
     read = max(policy.cache_read, 1e-9)

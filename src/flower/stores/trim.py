@@ -46,7 +46,6 @@ from typing import Any
 
 from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
-from flower.core.cache_rhythm import HOUR
 from flower.core.ephemeral import is_ephemeral
 from flower.core.lang import EN, current
 from flower.core.redact import current as current_redactor
@@ -59,6 +58,7 @@ from flower.stores.handout import Handouts
 from flower.stores.marks import Mark, MarkBook, copy_marks, mark_of, place
 from flower.stores.mask import (
     EXPIRY_CHUNK,
+    HOUR,
     PLACEHOLDER_CHARS,
     MaskPolicy,
     boundary,
