@@ -4,7 +4,7 @@
 
 A workspace of ``--files`` small files (about 2 KB each, in 100 folders) committed in a
 git repository; each round modifies 10 files, adds 2 and deletes 1 (what a work round of
-a coding agent does), then takes one checkpoint (:class:`flower.core.checkpoints.
+a coding agent does), then takes one checkpoint (:class:`flower.records.checkpoints.
 Checkpoints`: private index, ``git add -A``, ``write-tree``, ``commit-tree``, plus the
 modes and empty folders). The baseline is ``git stash create`` of the same change, in a
 copy of the same repository: what git itself offers for "a commit of the work tree,
@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from flower.core.checkpoints import Checkpoint, Checkpoints
+from flower.records.checkpoints import Checkpoint, Checkpoints
 
 
 def cpu() -> float:

@@ -1,6 +1,6 @@
 """What the check runner costs on top of running a check's command directly.
 
-The same command (``true``, then ``python3 -c pass``) run by ``flower.core.checkrun``
+The same command (``true``, then ``python3 -c pass``) run by ``flower.workflow.check_run``
 (a copy of the workspace, bubblewrap with its namespaces, a fresh HOME, output capture and
 redaction) and by a bare ``subprocess.run`` in the workspace, alternated, over workspaces
 of a few sizes, so the copy's share shows. Wall and CPU time (the parent's children:
@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from flower.core.checkrun import run_checks
-from flower.core.checks import parse_check
+from flower.workflow.check_run import run_checks
+from flower.workflow.checks import parse_check
 
 
 def children_cpu() -> float:

@@ -47,7 +47,7 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions, SystemMessage, query
 
-from flower.core.cache_rhythm import HOUR, CacheRhythm
+from flower.runtime.cache_rhythm import HOUR, CacheRhythm
 from flower.stores.mask import MaskPolicy
 from flower.stores.prune import PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
@@ -271,7 +271,7 @@ async def coordinator(
     workspace = work / "ws"
     repository(workspace)
     sid: str | None = None
-    # flower's side chooses the cache's lifetime as a Runtime does (core/cache_rhythm.py),
+    # flower's side chooses the cache's lifetime as a Runtime does (runtime/cache_rhythm.py),
     # on the scripted model's clock; the bare side keeps the CLI's default
     rhythm = CacheRhythm(enabled=isinstance(store, VirtualTime) and args.rhythm)
     for r in range(1, args.rounds + 1):

@@ -29,9 +29,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from flower.core.agent import build_options
-from flower.core.roles import coordinator, worker
-from flower.core.workbench import Workbench
+from flower.records.workbench import Workbench
+from flower.roles.agent import build_options
+from flower.roles.factory import coordinator, worker
 
 Hook = Callable[[Any, Any, Any], Awaitable[Any]]
 

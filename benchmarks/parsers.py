@@ -25,11 +25,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from flower.core import brief, goal, handoff
-from flower.core.brief import Brief
-from flower.core.goal import Goal, Verdict
-from flower.core.handoff import Handoff
-from flower.core.sections import PLACEHOLDER
+from flower.records import handoff
+from flower.records.handoff import Handoff
+from flower.records.sections import PLACEHOLDER
+from flower.workflow import brief
+from flower.workflow import verdicts as goal
+from flower.workflow.brief import Brief
+from flower.workflow.verdicts import Goal, Verdict
 
 PARSERS: dict[str, Callable[[str], Any]] = {
     "Handoff.parse": Handoff.parse,

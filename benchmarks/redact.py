@@ -40,8 +40,8 @@ sys.path.insert(0, str(HERE))
 
 from store import BATCH, KEY, transcript  # noqa: E402
 
-from flower.core import redact as redact_mod  # noqa: E402
-from flower.core.redact import Redactor, current, redact_guard  # noqa: E402
+from flower.kernel import redact as redact_mod  # noqa: E402
+from flower.kernel.redact import Redactor, current, redact_guard  # noqa: E402
 from flower.stores.sqlite import SqliteSessionStore  # noqa: E402
 
 SECRETS = {

@@ -31,7 +31,7 @@ TARGET = 1.02
 
 
 def stream_of_events(n: int) -> list[Any]:
-    from flower.core.events import Event
+    from flower.kernel.events import Event
 
     ask = {"id": "q1", "question": "换行用 LF 还是 CRLF?", "options": ["LF", "CRLF"]}
     cycle = [
@@ -99,8 +99,8 @@ def per_event(events: list[Any], make: Callable[[], Callable[[Any], None]], roun
 
 
 def micro(n: int) -> None:
+    from flower.human.terminal import Terminal
     from flower.ui.render import Renderer
-    from flower.ui.terminal import Terminal
 
     events = stream_of_events(n)
     pty = DrainedPty()
@@ -137,9 +137,9 @@ async def macro(pairs: int) -> float:
     from workflow import ASK, SCRIPT  # benchmarks/workflow.py
 
     from flower import Runtime, starter_flow
+    from flower.human.terminal import Terminal
     from flower.testing import ScriptedModel
     from flower.ui.render import Renderer
-    from flower.ui.terminal import Terminal
 
     base = Path(tempfile.mkdtemp(prefix="flower-bench-render-"))
     pty = DrainedPty()

@@ -98,7 +98,7 @@ class Job:
 
 
 def flower_store(target: str | Path, workspace: Path, policy: str) -> VirtualTime:
-    """The store a Runtime builds (``core/assembly.py``), on the scripted model's clock."""
+    """The store a Runtime builds (``runtime/assembly.py``), on the scripted model's clock."""
     store = VirtualTime(
         target,
         workspace=workspace,

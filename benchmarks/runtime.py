@@ -8,7 +8,7 @@ is flower's own cost (the client with its interrupt watcher, the guards, the pru
 store mirroring every entry to SQLite, context tracking, events, a manifest row), and
 with the sandbox on (every Bash command in bubblewrap), which is the price of the
 confinement. A model's window is known from the first session on
-(``flower.core.windows``), so no session asks for it first. Target: the Runtime with the
+(``flower.runtime.windows``), so no session asks for it first. Target: the Runtime with the
 sandbox off at most 1.05x the bare query, per shape (medians of alternated runs).
 
     python benchmarks/runtime.py [--pairs 12]
@@ -55,7 +55,7 @@ async def runtime(
     workspace: Path, run_dir: Path, shape: str, resume: str | None, sandboxed: bool
 ) -> tuple[float, str]:
     from flower import AgentSpec, Runtime
-    from flower.core.sandbox import Sandbox
+    from flower.roles.sandbox import Sandbox
 
     rt = Runtime(workspace=workspace, run_dir=run_dir, sandbox=Sandbox(sandboxed))
     spec = AgentSpec(name="bench", instructions="", allowed_tools=["Bash"])

@@ -33,7 +33,7 @@ def children_cpu() -> float:
 
 async def session(root: Path, i: int, prompt: str, sandboxed: bool) -> tuple[float, float]:
     from flower import AgentSpec, Runtime
-    from flower.core.sandbox import Sandbox
+    from flower.roles.sandbox import Sandbox
 
     ws = root / f"ws-{i}"
     ws.mkdir()

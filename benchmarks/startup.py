@@ -44,8 +44,8 @@ def subjects(ws: Path) -> dict[str, list[str]]:
 
 def a_run(ws: Path) -> None:
     """A folder as a finished run leaves it, as far as ``flower status`` reads it."""
-    from flower.core.lineage import LINEAGE_NAME
-    from flower.core.manifest import Manifest
+    from flower.records.lineage import LINEAGE_NAME
+    from flower.records.manifest import Manifest
     from flower.stores.database import StoreDatabase
 
     runs = ws / "runs"

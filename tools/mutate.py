@@ -1,6 +1,6 @@
 """Mutation testing for flower: does a deliberate bug in a module fail a test?
 
-    .venv/bin/python tools/mutate.py src/flower/core/events.py        # one module
+    .venv/bin/python tools/mutate.py src/flower/kernel/events.py        # one module
     .venv/bin/python tools/mutate.py --changed                         # what differs from main
     .venv/bin/python tools/mutate.py src/flower/stores/prune.py --tests tests/stores
 
@@ -36,19 +36,19 @@ VENV_BIN = Path(sys.executable).parent
 
 #: module (relative to the repository) -> the tests that exercise it.
 TESTS: dict[str, list[str]] = {
-    "src/flower/core/runtime.py": [
+    "src/flower/runtime/base.py": [
         "tests/runtime/test_runtime_unit.py",
         "tests/runtime/test_runtime_extras.py",
         "tests/runtime/test_runtime_e2e.py",
         "tests/runtime/test_runtime_extras_e2e.py",
         "tests/runtime/test_runtime_gaps_e2e.py",
     ],
-    "src/flower/core/resilience.py": [
+    "src/flower/runtime/resilience.py": [
         "tests/runtime/test_resilience.py",
         "tests/runtime/test_runtime_gaps_e2e.py",
         "tests/runtime/test_runtime_e2e.py",
     ],
-    "src/flower/core/events.py": [
+    "src/flower/kernel/events.py": [
         "tests/runtime/test_normalize.py",
         "tests/runtime/test_plugin_hooks_e2e.py",
         "tests/ui/test_render_e2e.py",
@@ -62,11 +62,14 @@ TESTS: dict[str, list[str]] = {
         "tests/runtime/test_heal_orphans_e2e.py",
     ],
     "src/flower/stores/trim.py": ["tests/stores/test_trim.py", "tests/stores/test_resume_e2e.py"],
-    "src/flower/core/lineage.py": ["tests/lineage", "tests/workflow/test_base.py"],
-    "src/flower/core/sections.py": ["tests/documents"],
-    "src/flower/core/brief.py": ["tests/documents", "tests/workflow/test_clarify_and_starter.py"],
-    "src/flower/core/goal.py": ["tests/documents", "tests/workflow/test_goal_guard.py"],
-    "src/flower/core/human.py": ["tests/human"],
+    "src/flower/records/lineage.py": ["tests/lineage", "tests/workflow/test_base.py"],
+    "src/flower/records/sections.py": ["tests/documents"],
+    "src/flower/workflow/brief.py": [
+        "tests/documents",
+        "tests/workflow/test_clarify_and_starter.py",
+    ],
+    "src/flower/workflow/verdicts.py": ["tests/documents", "tests/workflow/test_goal_guard.py"],
+    "src/flower/human/channel.py": ["tests/human"],
     "src/flower/workflow/base.py": [
         "tests/workflow/test_base.py",
         "tests/workflow/test_goal_guard.py",
@@ -82,12 +85,12 @@ TESTS: dict[str, list[str]] = {
         "tests/workflow/test_clarify_and_starter.py",
         "tests/workflow/test_starter_e2e.py",
     ],
-    "src/flower/core/audit.py": ["tests/unit/test_audit.py", "tests/workflow/test_audit_e2e.py"],
-    "src/flower/core/ledger.py": [
+    "src/flower/runtime/audit.py": ["tests/unit/test_audit.py", "tests/workflow/test_audit_e2e.py"],
+    "src/flower/records/ledger.py": [
         "tests/unit/test_judge_ledger.py",
         "tests/workflow/test_goal_guard.py",
     ],
-    "src/flower/core/bequest.py": ["tests/unit/test_bequest_block.py"],
+    "src/flower/workflow/bequest_block.py": ["tests/unit/test_bequest_block.py"],
     "src/flower/workflow/bequest.py": ["tests/workflow/test_bequest_e2e.py"],
     "src/flower/stores/ledger.py": ["tests/stores/test_ledger.py"],
     "src/flower/commands/session.py": ["tests/commands/test_go_pty.py"],
@@ -97,10 +100,10 @@ TESTS: dict[str, list[str]] = {
         "tests/commands/test_arguments.py",
         "tests/workflow/test_starter_e2e.py",
     ],
-    "src/flower/ui/sanitize.py": ["tests/ui/test_sanitize.py"],
+    "src/flower/human/sanitize.py": ["tests/ui/test_sanitize.py"],
     "src/flower/ui/render.py": ["tests/ui/test_render.py", "tests/ui/test_render_e2e.py"],
-    "src/flower/core/sandbox.py": ["tests/workers"],
-    "src/flower/core/walls.py": ["tests/guards/test_walls.py", "tests/workers"],
+    "src/flower/roles/sandbox.py": ["tests/workers"],
+    "src/flower/roles/walls.py": ["tests/guards/test_walls.py", "tests/workers"],
 }
 
 #: Operators kept (regular expressions matched against cosmic-ray's operator names).

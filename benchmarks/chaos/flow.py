@@ -184,8 +184,8 @@ def main() -> Any:
     """The job's workflow: the starter flow with nobody at a keyboard, fast retries, and
     nothing to do once the run has finished (a queue retry of a run whose flower ended
     after its worker died must not spend again)."""
-    from flower.core.outcome import read_outcome
-    from flower.core.resilience import Resilience
+    from flower.records.outcome import read_outcome
+    from flower.runtime.resilience import Resilience
     from flower.workflow import starter_flow, wake_state
 
     ws = _workspace(sys.argv)

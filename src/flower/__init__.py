@@ -9,25 +9,28 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from flower import moved
 from flower.hookspecs import hookimpl
+
+moved.install()
 
 __version__ = "0.1.0"
 
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {
-    "Event": "flower.core.events",
-    "normalize": "flower.core.events",
-    # runtime, resilience, handoff (core/runtime.py, core/resilience.py, core/handoff.py)
-    "Runtime": "flower.core.runtime",
-    "StepResult": "flower.core.runtime",
-    "Resilience": "flower.core.resilience",
-    "Handoff": "flower.core.handoff",
-    "Channel": "flower.core.channel",
+    "Event": "flower.kernel.events",
+    "normalize": "flower.kernel.events",
+    # runtime, resilience, handoff (runtime/base.py, runtime/resilience.py, records/handoff.py)
+    "Runtime": "flower.runtime.base",
+    "StepResult": "flower.runtime.base",
+    "Resilience": "flower.runtime.resilience",
+    "Handoff": "flower.records.handoff",
+    "Channel": "flower.kernel.channel",
     "RoleFactory": "flower.plugin_types",
     "HandoffRequest": "flower.plugin_types",
     "StoreSettings": "flower.plugin_types",
     "get_plugin_manager": "flower.plugins",
-    "is_ephemeral": "flower.core.ephemeral",
+    "is_ephemeral": "flower.roles.ephemeral",
     # session stores (stores/sqlite.py, stores/trim.py, stores/prune.py)
     "SqliteSessionStore": "flower.stores.sqlite",
     "TrimmingSessionStore": "flower.stores.trim",
@@ -36,33 +39,34 @@ _EXPORTS: dict[str, str] = {
     "EphemeralPolicy": "flower.stores.trim",
     "trim_report": "flower.stores.trim",
     "PrunePolicy": "flower.stores.prune",
-    # agents, guards, workbench (core/agent.py, core/guard.py, core/workbench.py)
-    "AgentSpec": "flower.core.agent",
-    "CompactPolicy": "flower.core.agent",
-    "HandoffPolicy": "flower.core.agent",
-    "build_options": "flower.core.agent",
-    "default_window": "flower.core.agent",
-    "Workbench": "flower.core.workbench",
-    "whitelist_guard": "flower.core.guard",
-    "delegate_guard": "flower.core.guard",
-    "spill_guard": "flower.core.guard",
-    "index_guard": "flower.core.guard",
-    "isolate_guard": "flower.core.guard",
-    "isolated": "flower.core.guard",
-    "wants_isolation": "flower.core.guard",
-    "workbench_hooks": "flower.core.guard",
-    "merge_hooks": "flower.core.guard",
-    # documents, the human, lineage (core/brief.py, core/goal.py, core/human.py, core/lineage.py)
-    "Brief": "flower.core.brief",
-    "Goal": "flower.core.goal",
-    "Verdict": "flower.core.goal",
-    "HumanChannel": "flower.core.human",
-    "Ask": "flower.core.human",
-    "Mail": "flower.core.human",
-    "Lineage": "flower.core.lineage",
-    "classify": "flower.core.resilience",
-    "endpoint": "flower.core.resilience",
-    "reachable": "flower.core.resilience",
+    # agents, guards, workbench (roles/agent.py, roles/guard.py, records/workbench.py)
+    "AgentSpec": "flower.roles.agent",
+    "CompactPolicy": "flower.roles.agent",
+    "HandoffPolicy": "flower.roles.agent",
+    "build_options": "flower.roles.agent",
+    "default_window": "flower.roles.agent",
+    "Workbench": "flower.records.workbench",
+    "whitelist_guard": "flower.roles.guard",
+    "delegate_guard": "flower.roles.guard",
+    "spill_guard": "flower.roles.guard",
+    "index_guard": "flower.roles.guard",
+    "isolate_guard": "flower.roles.guard",
+    "isolated": "flower.roles.guard",
+    "wants_isolation": "flower.roles.guard",
+    "workbench_hooks": "flower.roles.guard",
+    "merge_hooks": "flower.roles.guard",
+    # documents, the human, lineage (workflow/brief.py, workflow/verdicts.py, human/channel.py,
+    # records/lineage.py)
+    "Brief": "flower.workflow.brief",
+    "Goal": "flower.workflow.verdicts",
+    "Verdict": "flower.workflow.verdicts",
+    "HumanChannel": "flower.human.channel",
+    "Ask": "flower.human.channel",
+    "Mail": "flower.human.channel",
+    "Lineage": "flower.records.lineage",
+    "classify": "flower.runtime.resilience",
+    "endpoint": "flower.runtime.resilience",
+    "reachable": "flower.runtime.resilience",
     # the workflow layer (workflow/base.py, clarify.py, goal.py, starter.py)
     "Step": "flower.workflow.base",
     "Workflow": "flower.workflow.base",
@@ -78,18 +82,18 @@ _EXPORTS: dict[str, str] = {
     "ROUND_KEY": "flower.workflow.goal",
     "starter_flow": "flower.workflow.starter",
     "wake_state": "flower.workflow.starter",
-    # roles (core/roles.py)
-    "coordinator": "flower.core.roles",
-    "worker": "flower.core.roles",
-    "clarify": "flower.core.roles",
-    "judge": "flower.core.roles",
-    "oracle": "flower.core.roles",
-    "COORDINATOR_RULES": "flower.core.roles",
-    "WORKER_RULES": "flower.core.roles",
-    "CLARIFY_RULES": "flower.core.roles",
-    "CLARIFIER_RULES": "flower.core.roles",
-    "JUDGE_RULES": "flower.core.roles",
-    "ORACLE_RULES": "flower.core.roles",
+    # roles (roles/factory.py)
+    "coordinator": "flower.roles.factory",
+    "worker": "flower.roles.factory",
+    "clarify": "flower.roles.factory",
+    "judge": "flower.roles.factory",
+    "oracle": "flower.roles.factory",
+    "COORDINATOR_RULES": "flower.roles.factory",
+    "WORKER_RULES": "flower.roles.factory",
+    "CLARIFY_RULES": "flower.roles.factory",
+    "CLARIFIER_RULES": "flower.roles.factory",
+    "JUDGE_RULES": "flower.roles.factory",
+    "ORACLE_RULES": "flower.roles.factory",
 }
 
 __all__ = ["__version__", "hookimpl", *sorted(_EXPORTS)]
@@ -111,34 +115,23 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from flower.core.agent import (
+    from flower.human.channel import Ask, HumanChannel, Mail
+    from flower.kernel.channel import Channel
+    from flower.kernel.events import Event, normalize
+    from flower.plugin_types import HandoffRequest, RoleFactory, StoreSettings
+    from flower.plugins import get_plugin_manager
+    from flower.records.handoff import Handoff
+    from flower.records.lineage import Lineage
+    from flower.records.workbench import Workbench
+    from flower.roles.agent import (
         AgentSpec,
         CompactPolicy,
         HandoffPolicy,
         build_options,
         default_window,
     )
-    from flower.core.brief import Brief
-    from flower.core.channel import Channel
-    from flower.core.ephemeral import is_ephemeral
-    from flower.core.events import Event, normalize
-    from flower.core.goal import Goal, Verdict
-    from flower.core.guard import (
-        delegate_guard,
-        index_guard,
-        isolate_guard,
-        isolated,
-        merge_hooks,
-        spill_guard,
-        wants_isolation,
-        whitelist_guard,
-        workbench_hooks,
-    )
-    from flower.core.handoff import Handoff
-    from flower.core.human import Ask, HumanChannel, Mail
-    from flower.core.lineage import Lineage
-    from flower.core.resilience import Resilience, classify, endpoint, reachable
-    from flower.core.roles import (
+    from flower.roles.ephemeral import is_ephemeral
+    from flower.roles.factory import (
         CLARIFIER_RULES,
         CLARIFY_RULES,
         COORDINATOR_RULES,
@@ -151,14 +144,25 @@ if TYPE_CHECKING:
         oracle,
         worker,
     )
-    from flower.core.runtime import Runtime, StepResult
-    from flower.core.workbench import Workbench
-    from flower.plugin_types import HandoffRequest, RoleFactory, StoreSettings
-    from flower.plugins import get_plugin_manager
+    from flower.roles.guard import (
+        delegate_guard,
+        index_guard,
+        isolate_guard,
+        isolated,
+        merge_hooks,
+        spill_guard,
+        wants_isolation,
+        whitelist_guard,
+        workbench_hooks,
+    )
+    from flower.runtime.base import Runtime, StepResult
+    from flower.runtime.resilience import Resilience, classify, endpoint, reachable
     from flower.stores.prune import PrunePolicy, PruningSessionStore
     from flower.stores.sqlite import SqliteSessionStore
     from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy, trim_report
     from flower.workflow.base import Step, StepAbort, Workflow
+    from flower.workflow.brief import Brief
     from flower.workflow.clarify import BRIEF_KEY, CLARIFY_RESUME, MISSING_KEY, clarify_step
     from flower.workflow.goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY, goal_step, with_goal
     from flower.workflow.starter import starter_flow, wake_state
+    from flower.workflow.verdicts import Goal, Verdict

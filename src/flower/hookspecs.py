@@ -32,11 +32,9 @@ if TYPE_CHECKING:
     import click
     from claude_agent_sdk.types import HookMatcher, SessionStore
 
-    from flower.core.agent import AgentSpec
-    from flower.core.channel import Channel
-    from flower.core.events import Event
-    from flower.core.handoff import Handoff
-    from flower.core.workbench import Workbench
+    from flower.human.terminal import Terminal
+    from flower.kernel.channel import Channel
+    from flower.kernel.events import Event
     from flower.plugin_types import (
         AuditRequest,
         ErrorClass,
@@ -47,7 +45,9 @@ if TYPE_CHECKING:
         StoreSettings,
         View,
     )
-    from flower.ui.terminal import Terminal
+    from flower.records.handoff import Handoff
+    from flower.records.workbench import Workbench
+    from flower.roles.agent import AgentSpec
 
 PROJECT = "flower"
 
@@ -138,7 +138,7 @@ def flower_handoff_writer(request: HandoffRequest) -> Awaitable[Handoff] | None:
     :param request: The Runtime, the spec, the step, the full session's id, the
         original prompt and the context figures; see
         :class:`flower.plugin_types.HandoffRequest`.
-    :return: An awaitable resolving to a :class:`flower.core.handoff.Handoff`, or
+    :return: An awaitable resolving to a :class:`flower.records.handoff.Handoff`, or
         ``None`` to let the next implementation decide.
 
     Stops at the first non-``None`` result (``firstresult``).
@@ -202,7 +202,7 @@ def flower_guards(
     workers, the whitelist and delegate guards for the hands-on tools in the main
     thread, spilling and redaction of results, the workbench index, worktree
     isolation. The default plugin returns that set for the spec
-    (``flower.core.guard.spec_guards``); the delegate and isolate guards stay on even
+    (``flower.roles.guard.spec_guards``); the delegate and isolate guards stay on even
     without a workbench, so a ``delegate_only`` main thread is never left without a
     wall. A plugin's guard can only narrow: any hook's deny wins. Every implementation's
     result is merged with ``merge_hooks`` (in call order: plugins first, defaults
@@ -245,13 +245,13 @@ def flower_human_channel(
 ) -> Channel | None:
     """Build the channel through which agents ask the human and read the inbox.
 
-    The default is :class:`flower.core.human.HumanChannel`, a channel with no UI of
+    The default is :class:`flower.human.channel.HumanChannel`, a channel with no UI of
     its own: it serves the MCP tools ``mcp__human__ask`` and ``mcp__human__inbox``,
     reports every question and remark as ``Event("ask")`` / ``Event("mail")``, and any
     UI (the terminal, a web page, a chat bot) answers through its ``answer``,
     ``decline`` and ``send`` methods, from any thread. Return your own channel when the
     conversation must live elsewhere (a pager, a ticket queue); roles only need the
-    small :class:`flower.core.channel.Channel` interface (tool names and MCP servers),
+    small :class:`flower.kernel.channel.Channel` interface (tool names and MCP servers),
     while the starter flow also calls ``ask`` and ``amend``.
 
     :param log_path: Where the question-and-answer log goes (``<notes>/问答记录.md``),
@@ -265,7 +265,7 @@ def flower_human_channel(
 
     Stops at the first non-``None`` result (``firstresult``).
 
-    Default: ``flower_plugins.human`` (:class:`flower.core.human.HumanChannel`).
+    Default: ``flower_plugins.human`` (:class:`flower.human.channel.HumanChannel`).
 
     Example::
 
@@ -309,7 +309,7 @@ def flower_roles() -> Iterable[RoleFactory]:
 def flower_event(event: Event) -> None:
     """Observe everything flower reports while it works.
 
-    Called for every :class:`flower.core.events.Event` (steps, tool calls, retries,
+    Called for every :class:`flower.kernel.events.Event` (steps, tool calls, retries,
     handoff phases, results), in addition to the ``on_event`` callback of the call that
     caused it. Use it to log, meter or forward progress. An exception raised here is
     reported on stderr and does not stop the run: observing must never break the work.
@@ -373,14 +373,14 @@ def flower_renderer(terminal: Terminal, verbose: bool) -> View | None:
 
     ``flower``, ``flower once`` and ``flower run`` show a run through the view this hook
     returns; the default (``flower_plugins.render``) is :class:`flower.ui.render.Renderer`.
-    A view is called with every :class:`~flower.core.events.Event` of the run and has
+    A view is called with every :class:`~flower.kernel.events.Event` of the run and has
     ``banner(state, *, context, workspace)`` and ``closing(*, ok, cost, manifest,
     failed_at, aborted)`` (the :class:`flower.plugin_types.View` protocol). Print only
     through ``terminal.line``: it strips escape sequences from what the model and tools
     said, wraps by display width, keeps the input line alive and holds the lock that
     stops two flower processes from tearing each other's lines.
 
-    :param terminal: The :class:`flower.ui.terminal.Terminal` of the run.
+    :param terminal: The :class:`flower.human.terminal.Terminal` of the run.
     :param verbose: ``flower -v``: show prompts, thinking, subagents, every event.
     :return: A view, or ``None`` to let the next implementation decide.
 

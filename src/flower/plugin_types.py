@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from flower.core.agent import AgentSpec
-    from flower.core.events import Event
+    from flower.kernel.events import Event
+    from flower.roles.agent import AgentSpec
     from flower.stores.prune import PrunePolicy
     from flower.stores.trim import EphemeralPolicy, TrimPolicy
 

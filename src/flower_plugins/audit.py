@@ -1,4 +1,4 @@
-"""The default open items of the handoff audit (``core/audit.py``).
+"""The default open items of the handoff audit (``runtime/audit.py``).
 
 What the starter flow and any workflow built on ``with_goal`` / ``clarify_step`` leave in
 ``ctx`` and on the channel: the checks the judge's last verdict failed, remarks still in
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 @hookimpl(trylast=True)
 def flower_open_items(request: AuditRequest) -> list[OpenItem]:
-    from flower.core import audit
+    from flower.runtime import audit
     from flower.workflow.clarify import BRIEF_KEY
     from flower.workflow.goal import VERDICT_KEY
 

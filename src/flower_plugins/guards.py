@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 from flower import hookimpl
 
 if TYPE_CHECKING:
-    from flower.core.agent import AgentSpec
-    from flower.core.workbench import Workbench
+    from flower.records.workbench import Workbench
+    from flower.roles.agent import AgentSpec
 
 
 @hookimpl(trylast=True)
 def flower_guards(
     spec: AgentSpec, workbench: Workbench | None, spill_threshold: int | None
 ) -> dict[str, list[Any]] | None:
-    from flower.core.guard import spec_guards
+    from flower.roles.guard import spec_guards
 
     return spec_guards(spec, workbench, spill_threshold) or None

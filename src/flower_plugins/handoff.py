@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from flower import hookimpl
 
 if TYPE_CHECKING:
-    from flower.core.handoff import Handoff
     from flower.plugin_types import HandoffRequest
+    from flower.records.handoff import Handoff
 
 
 @hookimpl(trylast=True)
@@ -28,8 +28,8 @@ def flower_handoff_writer(request: HandoffRequest) -> Awaitable[Handoff]:
 async def write_handoff(request: HandoffRequest) -> Handoff:
     from dataclasses import replace
 
-    from flower.core.handoff import SECTIONS, SECTIONS_EN, Handoff, degraded, handoff_prompt
-    from flower.core.lang import pick
+    from flower.kernel.lang import pick
+    from flower.records.handoff import SECTIONS, SECTIONS_EN, Handoff, degraded, handoff_prompt
 
     if request.overflow or request.ask is None:
         why = (

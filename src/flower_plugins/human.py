@@ -1,4 +1,4 @@
-"""The default human channel: :class:`flower.core.human.HumanChannel`.
+"""The default human channel: :class:`flower.human.channel.HumanChannel`.
 
 It has no user interface of its own: questions surface as events and any UI (the
 terminal, a web page, a chat bot) answers through the channel's methods. A plugin that
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from flower import hookimpl
 
 if TYPE_CHECKING:
-    from flower.core.human import HumanChannel
+    from flower.human.channel import HumanChannel
 
 
 @hookimpl(trylast=True)
@@ -23,7 +23,7 @@ def flower_human_channel(
     max_asks: int | None,
     timeout_s: float | None,
 ) -> HumanChannel:
-    from flower.core.human import HumanChannel
+    from flower.human.channel import HumanChannel
 
     return HumanChannel(
         log_path=log_path, amend_path=amend_path, max_asks=max_asks, timeout_s=timeout_s

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from flower import hookimpl
 
 if TYPE_CHECKING:
+    from flower.human.terminal import Terminal
     from flower.ui.render import Renderer
-    from flower.ui.terminal import Terminal
 
 
 @hookimpl(trylast=True)

@@ -1,7 +1,7 @@
 """The default roles: coordinator, worker, clarify, judge and oracle.
 
 A plugin adds a role (or shadows one of these) by returning its own ``RoleFactory`` from
-``flower_roles``; :func:`flower.core.roles.role_factories` collects them by name.
+``flower_roles``; :func:`flower.roles.factory.role_factories` collects them by name.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 @hookimpl(trylast=True)
 def flower_roles() -> list[RoleFactory]:
-    from flower.core import roles
     from flower.plugin_types import RoleFactory
+    from flower.roles import factory as roles
 
     return [
         RoleFactory(

@@ -58,6 +58,6 @@ def build(target: str | Path, settings: StoreSettings) -> SessionStore:
 
 @hookimpl(trylast=True)
 def flower_cli_commands() -> Iterable[click.Command]:
-    from flower.stores.cli import db
+    from flower.commands.db import db
 
     return [db]

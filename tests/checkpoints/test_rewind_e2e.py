@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.runlock import run_lock
+from flower.records.runlock import run_lock
 from flower.testing import ScriptedModel, bash, conversation, text, tool
 
 from ..workflow import scripts as S

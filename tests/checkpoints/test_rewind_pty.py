@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.checkpoints import Checkpoint, Checkpoints
-from flower.core.rewind import pending
+from flower.records.checkpoints import Checkpoint, Checkpoints
 from flower.stores.database import StoreDatabase
+from flower.workflow.rewind import pending
 
 from ..commands.terminal import Flower
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.checkpoints import Checkpoint, CheckpointError, Checkpoints
-from flower.core.going_back import find
+from flower.records.checkpoints import Checkpoint, CheckpointError, Checkpoints
+from flower.workflow.going_back import find
 
 EXCLUDE = ["runs", ".flower/notes/目标.md"]
 
@@ -229,7 +229,7 @@ def test_a_rewinds_folder_is_what_the_next_one_compares_with_until_pruned_away(
     nothing to ask about. Pruning drops that tree (gc, in a private store): the kept
     checkpoint forgets it and the next rewind asks about the whole difference again,
     instead of reading an object that is gone."""
-    from flower.core.going_back import prepare, rows
+    from flower.workflow.going_back import prepare, rows
 
     ws = tmp_path / "plain"
     ws.mkdir()

@@ -77,9 +77,9 @@ def test_global_flags_are_skipped_to_find_the_subcommand() -> None:
 
 
 def test_status_reads_a_folder_without_credentials_or_a_model(tmp_path: Path) -> None:
-    from flower.core.brief import Brief
-    from flower.core.goal import Goal
-    from flower.core.manifest import Manifest
+    from flower.records.manifest import Manifest
+    from flower.workflow.brief import Brief
+    from flower.workflow.verdicts import Goal
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -109,9 +109,9 @@ def test_status_reads_a_folder_without_credentials_or_a_model(tmp_path: Path) ->
 def test_status_says_who_runs_it_now_and_what_changed_since_the_last_step(
     tmp_path: Path,
 ) -> None:
-    from flower.core.drift import record
-    from flower.core.manifest import Manifest
-    from flower.core.runlock import run_lock
+    from flower.records.drift import record
+    from flower.records.manifest import Manifest
+    from flower.records.runlock import run_lock
 
     ws = tmp_path / "ws"
     (ws / "app.py").parent.mkdir(parents=True)
@@ -148,8 +148,8 @@ def test_status_reads_the_store_without_importing_the_sdk_or_alembic(tmp_path: P
     import subprocess
     import sys
 
-    from flower.core.lineage import LINEAGE_NAME
-    from flower.core.manifest import Manifest
+    from flower.records.lineage import LINEAGE_NAME
+    from flower.records.manifest import Manifest
     from flower.stores.database import StoreDatabase
 
     ws = tmp_path / "ws"

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from flower.cli import main
 from flower.commands import EXIT_BUDGET, EXIT_FAILED, EXIT_QUIT, EXIT_USAGE
 from flower.commands.status import describe_budget
-from flower.core.events import Event
+from flower.human.terminal import Terminal
+from flower.kernel.events import Event
 from flower.ui.render import Renderer
-from flower.ui.terminal import Terminal
 
 
 def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from flower.commands import EXIT_BUDGET
-from flower.core.lineage import LINEAGE_NAME
+from flower.records.lineage import LINEAGE_NAME
 from flower.testing import RecordedRequest, ScriptedModel, bash, conversation, text, tool
 from flower.workflow.starter import RESUME_PLAIN
 

@@ -39,7 +39,7 @@ from flower.commands.demo import (
     unusable,
     web_command,
 )
-from flower.core.env import DOTENV_SWITCH, resolve
+from flower.kernel.env import DOTENV_SWITCH, resolve
 from flower.testing import ScriptedModel
 
 from .terminal import FLOWER, Flower

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from flower.core.brief import Brief
-from flower.core.goal import Goal
 from flower.testing import ScriptedModel, bash, conversation, text, tool
+from flower.workflow.brief import Brief
 from flower.workflow.starter import RESUME_PLAIN
+from flower.workflow.verdicts import Goal
 
 from ..workflow import scripts as S
 from .terminal import FLOWER, Flower
@@ -279,7 +279,7 @@ def test_ctrl_c_stops_the_running_tool_at_once_and_enter_goes_on(
     """The first Ctrl-C stops the round before the worker's slow command writes its file;
     nothing runs while the human thinks; Enter resumes the same session with nothing
     added, and the CLI's own words for a stopped tool never reach the screen."""
-    from flower.core.runtime import Runtime
+    from flower.runtime.base import Runtime
 
     slow = conversation(
         "slow", bash("sleep 4; printf late > late.txt"), text("done"), subagent=True

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from flower.core.lineage import LINEAGE_NAME
+from flower.records.lineage import LINEAGE_NAME
 from flower.testing import ScriptedModel, conversation, text
 from flower.workflow.starter import RESUME_PLAIN
 

@@ -188,7 +188,7 @@ def test_undo_and_rewind_alone_never_change_a_run_nor_ask_the_model(
     command does which undo) and ``flower Rewind`` only lists them, as ``flower rewind``."""
     import json
 
-    from flower.core.checkpoints import Checkpoint, Checkpoints
+    from flower.records.checkpoints import Checkpoint, Checkpoints
 
     scripted_model.play([])
     monkeypatch.delenv("FLOWER_STORE_URL", raising=False)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.core import env as envmod
+from flower.kernel import env as envmod
 
 KEYS = (
     "ANTHROPIC_API_KEY",

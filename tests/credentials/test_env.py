@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from flower.core import env as envmod
-from flower.core.credentials import ACCEPTED, DEMO_HINT, check_credentials, missing_message
-from flower.core.env import effective_endpoint, load_environment, mask, resolve
+from flower.kernel import env as envmod
+from flower.kernel.credentials import ACCEPTED, DEMO_HINT, check_credentials, missing_message
+from flower.kernel.env import effective_endpoint, load_environment, mask, resolve
 
 KEY = "ANTHROPIC_AUTH_TOKEN"
 SOURCES = ("process", "$FLOWER_ENV", "./.env", "workspace", "user config", "settings.json")
@@ -174,7 +174,7 @@ def test_effective_endpoint_without_anything(bare: Path) -> None:
 
 def test_the_runtime_reads_the_user_config(bare: Path) -> None:
     """The Runtime's own loading goes through the same lookup."""
-    from flower.core.assembly import read_dotenv
+    from flower.runtime.assembly import read_dotenv
 
     user = bare / "xdg" / "flower" / ".env"
     user.parent.mkdir(parents=True)
@@ -198,7 +198,7 @@ def _claude_on_path(folder: Path) -> str:
 def test_the_message_names_exactly_what_the_code_reads(tmp_path: Path) -> None:
     import re
 
-    from flower.core import credentials
+    from flower.kernel import credentials
 
     message = missing_message({"PATH": str(tmp_path)})
     named = set(re.findall(r"\b[A-Z][A-Z0-9_]{5,}\b", message))
@@ -230,7 +230,7 @@ def test_check_credentials_raises_the_path_aware_message(tmp_path: Path) -> None
 
 def test_endpoint_lines_load_the_workspace_first(bare: Path) -> None:
     """What `flower -v` prints before the Runtime exists already reflects the .env files."""
-    from flower.core.credentials import endpoint_lines
+    from flower.kernel.credentials import endpoint_lines
 
     (bare / "ws").mkdir()
     (bare / "ws" / ".env").write_text("ANTHROPIC_AUTH_TOKEN=gw-0123456789abcdefghij\n")

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from flower.cli import main
 from flower.commands.startup import startup_problem
-from flower.core.manifest import Manifest
+from flower.records.manifest import Manifest
 from flower.testing import ScriptedModel, conversation, text
 from flower.ui.render import plural
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.probe import DEFAULT_PROBE_MODEL, probe, probe_model
+from flower.runtime.probe import DEFAULT_PROBE_MODEL, probe, probe_model
 from flower.testing import ScriptedModel, Turn, conversation, text
 
 

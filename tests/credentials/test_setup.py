@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from flower.commands.setup import SetupOutcome, needs_setup, save_env, setup_flow
-from flower.core.env import parse_env_file
+from flower.kernel.env import parse_env_file
 from flower.testing import ScriptedModel, Turn, conversation, text
 
 from .terminal import Terminal
@@ -258,7 +258,7 @@ def test_setup_talks_through_flower_s_terminal(bare: Path) -> None:
     import io as stdio
 
     from flower.commands.setup import TerminalIO, as_setup_io
-    from flower.ui.terminal import Terminal
+    from flower.human.terminal import Terminal
 
     answers = Answers()
     assert as_setup_io(answers) is answers

@@ -108,7 +108,7 @@ def test_an_empty_key_asks_nothing_more(bare: Path) -> None:
 def test_ctrl_c_while_the_key_is_tried_is_a_cancel(
     bare: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import flower.core.probe as probe
+    import flower.runtime.probe as probe
 
     def interrupted(*_: object, **__: object) -> object:
         raise KeyboardInterrupt

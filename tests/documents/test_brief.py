@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.brief import SECTIONS, Brief
-from flower.core.human_records import amendment_block
-from flower.core.sections import PLACEHOLDER
+from flower.human.records import amendment_block
+from flower.records.sections import PLACEHOLDER
+from flower.workflow.brief import SECTIONS, Brief
 
 CLARIFIED = """明白了,整理如下。
 

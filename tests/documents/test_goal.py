@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.goal import SECTIONS, UNVERIFIABLE, Goal
-from flower.core.sections import PLACEHOLDER
+from flower.records.sections import PLACEHOLDER
+from flower.workflow.verdicts import SECTIONS, UNVERIFIABLE, Goal
 
 JUDGE = """我先看了环境:Linux,Python 3.11。
 

@@ -19,15 +19,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flower.core.brief import SECTIONS as BRIEF_ZH
-from flower.core.brief import SECTIONS_EN as BRIEF_EN
-from flower.core.brief import Brief
-from flower.core.goal import Goal, Verdict
-from flower.core.handoff import SECTIONS as HANDOFF_ZH
-from flower.core.handoff import SECTIONS_EN as HANDOFF_EN
-from flower.core.handoff import Handoff, degraded
-from flower.core.human_records import amendment_block
-from flower.core.lang import using
+from flower.human.records import amendment_block
+from flower.kernel.lang import using
+from flower.records.handoff import SECTIONS as HANDOFF_ZH
+from flower.records.handoff import SECTIONS_EN as HANDOFF_EN
+from flower.records.handoff import Handoff, degraded
+from flower.workflow.brief import SECTIONS as BRIEF_ZH
+from flower.workflow.brief import SECTIONS_EN as BRIEF_EN
+from flower.workflow.brief import Brief
+from flower.workflow.verdicts import Goal, Verdict
 
 from .test_properties import PARSERS, TEXTS, fixed_point
 

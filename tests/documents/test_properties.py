@@ -20,11 +20,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flower.core import brief, goal, handoff
-from flower.core.brief import Brief
-from flower.core.goal import Goal, Verdict
-from flower.core.handoff import Handoff
-from flower.core.sections import PLACEHOLDER, bullets
+from flower.records import handoff
+from flower.records.handoff import Handoff
+from flower.records.sections import PLACEHOLDER, bullets
+from flower.workflow import brief
+from flower.workflow import verdicts as goal
+from flower.workflow.brief import Brief
+from flower.workflow.verdicts import Goal, Verdict
 
 TABLES = [brief.ALIASES, goal.ALIASES, goal.VERDICT_ALIASES, handoff.ALIASES]
 NEAR_MISSES = [

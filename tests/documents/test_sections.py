@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.core import handoff
-from flower.core.sections import (
+from flower.records import handoff
+from flower.records.sections import (
     PLACEHOLDER,
     bullets,
     inert,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from flower.core.goal import ACHIEVED, NOT_YET, STATE_WORDS, UNREACHABLE, Verdict
-from flower.core.roles import JUDGE_RULES
+from flower.roles.factory import JUDGE_RULES
+from flower.workflow.verdicts import ACHIEVED, NOT_YET, STATE_WORDS, UNREACHABLE, Verdict
 
 FULL = """逐条跑过了。
 
@@ -139,7 +139,7 @@ def test_feedback_carries_verdict_reason_failed_and_says_carry_on() -> None:
 
 
 def test_the_rules_menu_copied_back_is_not_a_choice() -> None:
-    from flower.core.roles import JUDGE_RULES
+    from flower.roles.factory import JUDGE_RULES
 
     menu = JUDGE_RULES.split("## 结论\n", 1)[1].splitlines()[0]
     copied = Verdict.parse(f"## 结论\n{menu}\n## 理由\n看了")

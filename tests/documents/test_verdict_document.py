@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.brief import Brief
-from flower.core.goal import ACHIEVED, NOT_YET, UNREACHABLE, Goal, Verdict
-from flower.core.handoff import Handoff
-from flower.core.lang import using
-from flower.core.sections import Frozen
+from flower.kernel.lang import using
+from flower.records.handoff import Handoff
+from flower.records.sections import Frozen
+from flower.workflow.brief import Brief
+from flower.workflow.verdicts import ACHIEVED, NOT_YET, UNREACHABLE, Goal, Verdict
 
 
 @pytest.mark.parametrize("document", [Brief, Goal, Handoff, Verdict])

@@ -1,1 +1,1 @@
-"""The glance gate (flower.core.ephemeral): its rules, its corpora, and a real run of them."""
+"""The glance gate (flower.roles.ephemeral): its rules, its corpora, and a real run of them."""

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.core import ephemeral
+from flower.roles import ephemeral
 
 CORPORA = Path(__file__).resolve().parents[1] / "corpora"
 DANGEROUS = CORPORA / "dangerous.txt"

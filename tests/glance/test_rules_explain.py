@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flower.core import ephemeral
-from flower.core.ephemeral import decide, explain
+from flower.roles import ephemeral
+from flower.roles.ephemeral import decide, explain
 
 from ..fuzz import examples
 

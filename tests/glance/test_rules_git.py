@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flower.core.ephemeral import decide, explain
+from flower.roles.ephemeral import decide, explain
 
 ALLOWED = [
     "git status -sb",

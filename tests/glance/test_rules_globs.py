@@ -10,8 +10,8 @@ from pathlib import Path
 import claude_agent_sdk
 import pytest
 
-from flower.core.ephemeral import decide
-from flower.core.glance.binaries import tail_suffix_ok
+from flower.roles.ephemeral import decide
+from flower.roles.glance.binaries import tail_suffix_ok
 
 BUNDLED = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
 

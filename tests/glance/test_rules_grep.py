@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from flower.core.ephemeral import decide, explain
-from flower.core.glance.grep import runs_gnu_grep
-from flower.core.glance.lexer import Word, lex
+from flower.roles.ephemeral import decide, explain
+from flower.roles.glance.grep import runs_gnu_grep
+from flower.roles.glance.lexer import Word, lex
 
 ALLOWED = [
     "grep -c '>' index.html",

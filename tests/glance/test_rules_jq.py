@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from flower.core.ephemeral import decide, explain
-from flower.core.glance.jq import jq_program_reason
+from flower.roles.ephemeral import decide, explain
+from flower.roles.glance.jq import jq_program_reason
 
 PROGRAMS = [
     ".",

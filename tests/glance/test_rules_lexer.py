@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flower.core.glance.lexer import HOME_MARK, PWD_MARK, Op, Redir, Refuse, Word, lex, segments
+from flower.roles.glance.lexer import HOME_MARK, PWD_MARK, Op, Redir, Refuse, Word, lex, segments
 
 from ..fuzz import examples
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flower.core.glance.lexer import Word, lex
-from flower.core.glance.paths import (
+from flower.roles.glance.lexer import Word, lex
+from flower.roles.glance.paths import (
     content_reason,
     device_reason,
     glob_intersects,
@@ -77,7 +77,7 @@ SECRET = [
 ]
 HARMLESS = [
     "README.md",
-    "src/flower/core/credentials.py",
+    "src/flower/kernel/credentials.py",
     "*.py",
     "*.log",
     "src/**/*.py",

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flower.core.ephemeral import decide, explain
-from flower.core.glance.sed import sed_script_reason
+from flower.roles.ephemeral import decide, explain
+from flower.roles.glance.sed import sed_script_reason
 
 from ..fuzz import examples
 

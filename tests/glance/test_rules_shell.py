@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flower.core.ephemeral import GLANCE_ENV, decide, explain
+from flower.roles.ephemeral import GLANCE_ENV, decide, explain
 
 ALLOWED = [
     "echo",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from flower.core.ephemeral import decide, explain
+from flower.roles.ephemeral import decide, explain
 
 ALLOWED = [
     "ps aux",

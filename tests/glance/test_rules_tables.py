@@ -22,10 +22,10 @@ from pathlib import Path
 import claude_agent_sdk
 import pytest
 
-from flower.core.glance import find, grep
-from flower.core.glance.binaries import TOOLS
-from flower.core.glance.options import Spec
-from flower.core.glance.system import SYSTEM_TOOLS
+from flower.roles.glance import find, grep
+from flower.roles.glance.binaries import TOOLS
+from flower.roles.glance.options import Spec
+from flower.roles.glance.system import SYSTEM_TOOLS
 
 BUNDLED = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
 

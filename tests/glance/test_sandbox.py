@@ -57,7 +57,7 @@ from pathlib import Path
 import claude_agent_sdk
 import pytest
 
-from flower.core import ephemeral
+from flower.roles import ephemeral
 from flower.testing import need
 
 from .test_corpus import GLANCES, load_corpus

@@ -16,8 +16,10 @@ from claude_agent_sdk import AgentDefinition, HookMatcher
 
 import flower
 from flower import hookimpl
-from flower.core import agent as agent_module
-from flower.core.agent import (
+from flower.plugins import get_plugin_manager
+from flower.records.workbench import Workbench
+from flower.roles import agent as agent_module
+from flower.roles.agent import (
     CONSERVATIVE_WINDOW,
     PLUGIN_DIR,
     AgentSpec,
@@ -27,9 +29,7 @@ from flower.core.agent import (
     build_options,
     default_window,
 )
-from flower.core.guard import isolated
-from flower.core.workbench import Workbench
-from flower.plugins import get_plugin_manager
+from flower.roles.guard import isolated
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -344,7 +344,7 @@ def test_the_plugin_is_found_in_an_installed_wheel(flower_wheel: Path, tmp_path:
         zf.extractall(site)
     assert (site / "flower" / "_plugin" / "skills" / "workbench" / "SKILL.md").is_file()
     probe = subprocess.run(
-        [sys.executable, "-c", "from flower.core.agent import PLUGIN_DIR; print(PLUGIN_DIR)"],
+        [sys.executable, "-c", "from flower.roles.agent import PLUGIN_DIR; print(PLUGIN_DIR)"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -390,8 +390,8 @@ def test_top_level_exports() -> None:
 
 def test_import_flower_core_agent_stays_light() -> None:
     code = (
-        "import sys, flower.core.agent, flower.core.workbench, flower.core.guard, "
-        "flower.core.roles, flower_plugins.guards, flower_plugins.roles; "
+        "import sys, flower.roles.agent, flower.records.workbench, flower.roles.guard, "
+        "flower.roles.factory, flower_plugins.guards, flower_plugins.roles; "
         "print('claude_agent_sdk' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 from claude_agent_sdk import ClaudeAgentOptions
 
-from flower.core.agent import build_options
-from flower.core.roles import coordinator, judge, oracle, worker
-from flower.core.workbench import Workbench
+from flower.records.workbench import Workbench
+from flower.roles.agent import build_options
+from flower.roles.factory import coordinator, judge, oracle, worker
 from flower.testing import ScriptedModel, bash, conversation, text, tool
 
 from .conftest import MiniChannel, run_query

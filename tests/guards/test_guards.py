@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 from claude_agent_sdk import AgentDefinition, HookMatcher
 
-from flower.core import ephemeral
-from flower.core.agent import AgentSpec
-from flower.core.guard import (
+from flower.records.workbench import Workbench
+from flower.roles import ephemeral
+from flower.roles.agent import AgentSpec
+from flower.roles.guard import (
     BULKY,
     HANDS_ON,
     WRITE_ONLY,
@@ -35,7 +36,6 @@ from flower.core.guard import (
     whitelist_guard,
     workbench_hooks,
 )
-from flower.core.workbench import Workbench
 
 pytestmark = pytest.mark.anyio
 
@@ -155,7 +155,7 @@ async def test_glance_lets_one_off_looks_through_and_nothing_else() -> None:
 
 async def test_glance_uses_the_one_is_ephemeral(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the coordinator may run and what expires are one set: the guard must consult
-    ``flower.core.ephemeral.is_ephemeral`` itself, not a copy."""
+    ``flower.roles.ephemeral.is_ephemeral`` itself, not a copy."""
     asked: list[str] = []
 
     def only_magic(cmd: str) -> bool:
@@ -491,7 +491,7 @@ def test_guard_module_does_not_import_the_sdk_at_import_time() -> None:
     # A fresh interpreter: in this one the SDK is long imported, and a top-level
     # `from claude_agent_sdk import HookMatcher` would not show in guard.__dict__ anyway.
     code = (
-        "import sys, flower.core.guard, flower_plugins.guards; "
+        "import sys, flower.roles.guard, flower_plugins.guards; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'claude_agent_sdk'))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -9,9 +9,10 @@ import pytest
 from claude_agent_sdk import AgentDefinition
 
 from flower import hookimpl
-from flower.core.agent import AgentSpec, CompactPolicy
-from flower.core.guard import wants_isolation
-from flower.core.roles import (
+from flower.plugin_types import RoleFactory
+from flower.plugins import get_plugin_manager
+from flower.roles.agent import AgentSpec, CompactPolicy
+from flower.roles.factory import (
     CLARIFY_RULES,
     COORDINATOR_RULES,
     COORDINATOR_TOOLS,
@@ -27,8 +28,7 @@ from flower.core.roles import (
     role_factories,
     worker,
 )
-from flower.plugin_types import RoleFactory
-from flower.plugins import get_plugin_manager
+from flower.roles.guard import wants_isolation
 
 from .conftest import MiniChannel
 

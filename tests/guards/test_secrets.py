@@ -19,10 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flower.core import redact as redact_mod
-from flower.core.bequest import normalise_body
-from flower.core.guard import BULKY, spill_guard, spill_text
-from flower.core.redact import (
+from flower.kernel import redact as redact_mod
+from flower.kernel.redact import (
     URL_MARKER,
     Redactor,
     collect,
@@ -33,7 +31,9 @@ from flower.core.redact import (
     redact_guard,
     watch,
 )
-from flower.core.workbench import Workbench, atomic_write
+from flower.records.workbench import Workbench, atomic_write
+from flower.roles.guard import BULKY, spill_guard, spill_text
+from flower.workflow.bequest_block import normalise_body
 
 pytestmark = pytest.mark.anyio
 
@@ -342,7 +342,7 @@ def test_the_bequest_body_is_redacted() -> None:
 
 
 def test_the_human_channel_log_is_redacted(tmp_path: Path) -> None:
-    from flower.core.human import HumanChannel
+    from flower.human.channel import HumanChannel
 
     channel = HumanChannel(log_path=tmp_path / "log.md")
     channel._log(f"答:{DECOY}\n")

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from flower.core import redact as redact_mod
-from flower.core.agent import AgentSpec, build_options
-from flower.core.roles import judge, worker
-from flower.core.workbench import Workbench
+from flower.kernel import redact as redact_mod
+from flower.records.workbench import Workbench
+from flower.roles.agent import AgentSpec, build_options
+from flower.roles.factory import judge, worker
 from flower.stores.prune import PruningSessionStore
 from flower.testing import ScriptedModel, bash, conversation, text, tool
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from claude_agent_sdk import AgentDefinition
 
-from flower.core.agent import AgentSpec
-from flower.core.roles import clarify, coordinator, judge, oracle, worker
-from flower.core.walls import (
+from flower.roles.agent import AgentSpec
+from flower.roles.factory import clarify, coordinator, judge, oracle, worker
+from flower.roles.walls import (
     INHERITED_TOOLS,
     ToolWall,
     canonical,

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from claude_agent_sdk import AssistantMessage, HookMatcher, ResultMessage, query
 
-from flower.core.agent import AgentSpec, build_options
-from flower.core.roles import clarify, coordinator, judge, worker
-from flower.core.workbench import Workbench
+from flower.records.workbench import Workbench
+from flower.roles.agent import AgentSpec, build_options
+from flower.roles.factory import clarify, coordinator, judge, worker
 from flower.testing import ScriptedModel, bash, conversation, text, tool
 
 from .conftest import MiniChannel, run_query

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.core import workbench as workbench_module
-from flower.core.guard import spill_text
-from flower.core.workbench import (
+from flower.records import workbench as workbench_module
+from flower.records.workbench import (
     Workbench,
     WorkbenchError,
     atomic_write,
@@ -23,6 +22,7 @@ from flower.core.workbench import (
     describe_text,
     safe_name,
 )
+from flower.roles.guard import spill_text
 
 
 def test_documented_defaults(workspace: Path) -> None:

@@ -18,12 +18,11 @@ from typing import Any
 
 import pytest
 
-from flower.core.guard import spill_text
-from flower.core.handoff import Handoff, save
-from flower.core.human import HumanChannel
-from flower.core.runstate import mirror_for
-from flower.core.sections import save_text
-from flower.core.workbench import (
+from flower.human.channel import HumanChannel
+from flower.records.handoff import Handoff, save
+from flower.records.runstate import mirror_for
+from flower.records.sections import save_text
+from flower.records.workbench import (
     FOLDERS,
     SPILL_DIRNAME,
     LinkedWrite,
@@ -33,6 +32,7 @@ from flower.core.workbench import (
     check_write,
     keep_out_of_git,
 )
+from flower.roles.guard import spill_text
 
 pytestmark = pytest.mark.anyio
 
@@ -217,7 +217,7 @@ async def test_a_real_session_writes_nothing_through_a_linked_folder(
 ) -> None:
     from claude_agent_sdk import project_key_for_directory
 
-    from flower.core.agent import AgentSpec, build_options
+    from flower.roles.agent import AgentSpec, build_options
     from flower.stores.prune import PruningSessionStore
     from flower.stores.trim import TrimPolicy
     from flower.testing import bash, conversation, text, tool

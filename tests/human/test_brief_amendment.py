@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flower.core.brief import Brief
-from flower.core.human import HumanChannel
+from flower.human.channel import HumanChannel
+from flower.workflow.brief import Brief
 
 BRIEF = "# 需求\n## 目标\n做个计算器\n## 验收标准\n1+1=2\n## 边界\n只做命令行\n## 未知与假设\n无\n"
 

@@ -17,9 +17,7 @@ from typing import Any
 
 import pytest
 
-from flower.core.channel import Channel, channel_tools
-from flower.core.events import Event
-from flower.core.human import (
+from flower.human.channel import (
     AMEND_NOTE,
     DECLINED_TEXT,
     EMPTY_INBOX_TEXT,
@@ -31,6 +29,8 @@ from flower.core.human import (
     HumanChannel,
     amendment_block,
 )
+from flower.kernel.channel import Channel, channel_tools
+from flower.kernel.events import Event
 
 pytestmark = pytest.mark.anyio
 
@@ -82,7 +82,7 @@ def test_it_is_a_channel_with_the_documented_tool_names() -> None:
 
 def test_importing_the_channel_does_not_load_the_sdk() -> None:
     code = (
-        "import sys, flower.core.human, flower_plugins.human; "
+        "import sys, flower.human.channel, flower_plugins.human; "
         "print('claude_agent_sdk' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.events import Event
-from flower.core.human import EMPTY_INBOX_TEXT, OVER_BUDGET_TEXT, TIMEOUT_TEXT, HumanChannel
-from flower.core.runtime import Runtime, StepResult
+from flower.human.channel import EMPTY_INBOX_TEXT, OVER_BUDGET_TEXT, TIMEOUT_TEXT, HumanChannel
+from flower.kernel.events import Event
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime, StepResult
 from flower.testing import ScriptedModel, ask, conversation, inbox, text, tool_search
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.events import Event
-from flower.core.lineage import LINEAGE_NAME, set_aside_corrupt
-from flower.core.runstate import marked_run
-from flower.core.runtime import Runtime
+from flower.kernel.events import Event
+from flower.records.lineage import LINEAGE_NAME, set_aside_corrupt
+from flower.records.runstate import marked_run
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
 from flower.testing import ScriptedModel, conversation, text
 from flower.workflow.base import Step, Workflow
 

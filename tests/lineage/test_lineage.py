@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.core import filelock
-from flower.core.lineage import LINEAGE_NAME, Lineage
+from flower.records import filelock
+from flower.records.lineage import LINEAGE_NAME, Lineage
 
 
 def disk(run_dir: Path) -> dict:
@@ -231,7 +231,7 @@ def test_archive_moves_lineage_and_extras_into_a_new_folder(
 def test_archive_moves_nothing_through_a_linked_notes_archive(
     tmp_path: Path, workspace: Path
 ) -> None:
-    from flower.core.workbench import LinkedWrite, Workbench
+    from flower.records.workbench import LinkedWrite, Workbench
 
     wb = Workbench(workspace)
     wb.ensure()
@@ -275,7 +275,7 @@ def test_the_lock_is_reentrant_in_one_thread(tmp_path: Path) -> None:
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from flower.core.lineage import Lineage
+    from flower.records.lineage import Lineage
 
     run_dir, workspace, who = sys.argv[1], sys.argv[2], sys.argv[3]
     lin = Lineage.open(run_dir, workspace)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.lineage import LINEAGE_NAME, Lineage
+from flower.records.lineage import LINEAGE_NAME, Lineage
 
 
 class Adopter:

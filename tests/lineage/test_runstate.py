@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from flower.core.lineage import LINEAGE_NAME, Lineage
-from flower.core.runstate import MARKER_NAME, marked_run, mirror_for, restore
+from flower.records.lineage import LINEAGE_NAME, Lineage
+from flower.records.runstate import MARKER_NAME, marked_run, mirror_for, restore
 from flower.stores.sqlite import SqliteSessionStore
 
 

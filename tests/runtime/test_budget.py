@@ -17,8 +17,11 @@ from typing import Any
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.budget import (
+from flower.kernel.events import Event
+from flower.records.lineage import Lineage
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
+from flower.runtime.budget import (
     BUDGET_KEY,
     NO_CAP,
     Budget,
@@ -29,9 +32,6 @@ from flower.core.budget import (
     parse_budget,
     raised,
 )
-from flower.core.events import Event
-from flower.core.lineage import Lineage
-from flower.core.runtime import Runtime
 
 from ..stores.conftest import pg_schemas, pg_url  # noqa: F401  (the Postgres fixtures)
 
@@ -191,8 +191,8 @@ def test_two_machines_sharing_a_postgres_store_share_the_spend_and_the_cap(
 
 OTHER_PROCESS = """
 import sys
-from flower.core.budget import budget_for
-from flower.core.runtime import Runtime
+from flower.runtime.budget import budget_for
+from flower.runtime.base import Runtime
 
 with Runtime(workspace=sys.argv[1], run_dir=sys.argv[2]) as rt:
     rt.ctx = {}

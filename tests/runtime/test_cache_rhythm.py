@@ -1,5 +1,5 @@
 """The 1-hour prompt cache, asked for when a step's sessions wait long between them
-(``core/cache_rhythm.py``): the real CLI's requests carry ``"ttl": "1h"`` exactly then,
+(``runtime/cache_rhythm.py``): the real CLI's requests carry ``"ttl": "1h"`` exactly then,
 and the scripted model bills the hour's writes."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.cache_rhythm import TTL_VARIABLE, CacheRhythm
-from flower.core.runtime import Runtime
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
+from flower.runtime.cache_rhythm import TTL_VARIABLE, CacheRhythm
 from flower.testing import RecordedRequest, ScriptedModel, conversation, text
 
 pytestmark = [pytest.mark.anyio]

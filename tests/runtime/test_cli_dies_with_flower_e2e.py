@@ -32,8 +32,8 @@ AFTER = "echo after >> after.txt"
 CHILD = textwrap.dedent(
     """
     import anyio, sys
-    from flower.core.agent import AgentSpec
-    from flower.core.runtime import Runtime
+    from flower.roles.agent import AgentSpec
+    from flower.runtime.base import Runtime
 
     rt = Runtime(workspace=sys.argv[1], run_dir=sys.argv[2])
     spec = AgentSpec(name="w", instructions="", allowed_tools=["Bash"])

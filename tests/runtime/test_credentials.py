@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.credentials import check_credentials
+from flower.kernel.credentials import check_credentials
 
 
 @pytest.fixture

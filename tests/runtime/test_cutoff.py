@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.cutoff import cut_off_report, find_cut_off, writes_files
-from flower.core.cutoff_report import CLOSING, MAX_CHARS, MAX_WORKERS, render
+from flower.roles.agent import AgentSpec
+from flower.runtime.cutoff import cut_off_report, find_cut_off, writes_files
+from flower.runtime.cutoff_words import CLOSING, MAX_CHARS, MAX_WORKERS, render
 from flower.stores.prune import ORPHAN_NOTE, UNSURE
 
 pytestmark = pytest.mark.anyio
@@ -294,7 +294,7 @@ def test_a_worker_that_answered_is_finished_whatever_metadata_follows() -> None:
     done.lines.append({"type": "attachment", "timestamp": at(11), "attachment": {"type": "x"}})
     found = find_cut_off(coordinator().lines, {"subagents/agent-a2": done.lines})
     assert found.workers == []
-    from flower.core.cutoff import read_worker
+    from flower.runtime.cutoff import read_worker
 
     assert read_worker("subagents/agent-a2", done.lines).prompt == "看一下\n目录"
 
@@ -316,7 +316,7 @@ def test_results_the_cli_or_the_store_made_up_each_read_as_no_result() -> None:
 
 
 def test_calls_show_in_one_line() -> None:
-    from flower.core.cutoff import Call
+    from flower.runtime.cutoff import Call
 
     assert Call("TodoWrite", {"todos": ["写"]}).shown() == 'TodoWrite {"todos": ["写"]}'
     assert Call("Write", {"file_path": ""}).file is None

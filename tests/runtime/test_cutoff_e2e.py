@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 from claude_agent_sdk import AgentDefinition
 
-from flower.core.agent import AgentSpec
-from flower.core.cutoff_report import CLOSING, HEAD, MAX_CHARS
-from flower.core.events import Event
-from flower.core.resilience import RESUME_PROMPT, Resilience
-from flower.core.runtime import Runtime
+from flower.kernel.events import Event
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
+from flower.runtime.cutoff_words import CLOSING, HEAD, MAX_CHARS
+from flower.runtime.resilience import RESUME_PROMPT, Resilience
 from flower.stores.prune import ORPHAN_NOTE, UNSURE
 from flower.testing import (
     RecordedRequest,

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from flower.core.agent import AgentSpec, HandoffPolicy
-from flower.core.events import Event
-from flower.core.roles import coordinator, worker
-from flower.core.runtime import Runtime
-from flower.core.workbench import Workbench
+from flower.kernel.events import Event
+from flower.records.workbench import Workbench
+from flower.roles.agent import AgentSpec, HandoffPolicy
+from flower.roles.factory import coordinator, worker
+from flower.runtime.base import Runtime
 from flower.testing import ScriptedModel, Turn, bash, conversation, text, tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

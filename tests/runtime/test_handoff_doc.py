@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.handoff import (
+from flower.plugin_types import HandoffRequest
+from flower.records.handoff import (
     HANDOFF_PROMPT,
     PLACEHOLDER,
     SECTIONS,
@@ -17,8 +18,7 @@ from flower.core.handoff import (
     is_overflow,
     save,
 )
-from flower.core.workbench import Workbench
-from flower.plugin_types import HandoffRequest
+from flower.records.workbench import Workbench
 from flower.testing import OVERFLOW_MESSAGE
 from flower_plugins.handoff import write_handoff
 
@@ -175,7 +175,7 @@ class _Answer:
 
 
 def _request(ask: object = None, *, overflow: bool = False) -> HandoffRequest:
-    from flower.core.agent import AgentSpec
+    from flower.roles.agent import AgentSpec
 
     return HandoffRequest(
         runtime=None,

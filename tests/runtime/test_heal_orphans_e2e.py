@@ -25,9 +25,9 @@ import pytest
 from claude_agent_sdk import project_key_for_directory
 
 from flower import hookimpl
-from flower.core.agent import AgentSpec
-from flower.core.runtime import Runtime
 from flower.plugins import get_plugin_manager
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
 from flower.stores.prune import ORPHAN_NOTE
 from flower.stores.sqlite import SqliteSessionStore
 from flower.testing import RecordedRequest, ScriptedModel, bash, conversation, message_text, text
@@ -49,8 +49,8 @@ CLI_NOTE = "[Tool call interrupted: the session ended before this call's result 
 CHILD = textwrap.dedent(
     """
     import anyio, sys
-    from flower.core.agent import AgentSpec
-    from flower.core.runtime import Runtime
+    from flower.roles.agent import AgentSpec
+    from flower.runtime.base import Runtime
 
     async def main():
         rt = Runtime(workspace=sys.argv[1], run_dir=sys.argv[2])

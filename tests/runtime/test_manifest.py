@@ -10,7 +10,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from flower.core.manifest import Manifest, manifest_row, new_run_id
+from flower.records.manifest import Manifest, manifest_row, new_run_id
 
 
 def test_run_ids_are_timestamped_and_unique() -> None:
@@ -58,7 +58,7 @@ def test_a_corrupt_manifest_is_kept_aside_not_lost(tmp_path: Path) -> None:
 WRITER = textwrap.dedent(
     """
     import sys, time
-    from flower.core.manifest import Manifest
+    from flower.records.manifest import Manifest
     run_dir, run, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     m = Manifest(run_dir, run)
     rows = []

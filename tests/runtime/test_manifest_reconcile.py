@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from flower.core.lineage import LINEAGE_NAME
-from flower.core.manifest import mirror_step
-from flower.core.runtime import Runtime
+from flower.records.lineage import LINEAGE_NAME
+from flower.records.manifest import mirror_step
+from flower.runtime.base import Runtime
 
 
 def row(run: str, step: str, started: float) -> dict:

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from flower import normalize
-from flower.core.agent import AgentSpec
-from flower.core.events import RESULT_PREVIEW, Event
-from flower.core.runtime import Runtime
+from flower.kernel.events import RESULT_PREVIEW, Event
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
 from flower.testing import ScriptedModel, Turn, bash, conversation, text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
@@ -68,8 +68,8 @@ def test_blank_text_is_no_event_and_thinking_is_its_own_kind() -> None:
 
 def test_the_callers_observer_hears_an_event_before_the_plugins_do() -> None:
     """The terminal is the caller's observer: a slow plugin must not delay what it shows."""
-    from flower.core.events import emit
     from flower.hookspecs import hookimpl
+    from flower.kernel.events import emit
     from flower.plugins import get_plugin_manager
 
     heard: list[str] = []

@@ -16,9 +16,9 @@ import flower
 from flower import hookimpl
 from flower.cli import main
 from flower.commands.once import CONTINUE
-from flower.core.events import Event
-from flower.core.resilience import RESUME_PROMPT, Resilience
+from flower.kernel.events import Event
 from flower.plugins import get_plugin_manager
+from flower.runtime.resilience import RESUME_PROMPT, Resilience
 from flower.testing import ScriptedModel, Turn, bash, conversation, text
 
 from .once import FLOWER, SMALL, run_once, session_of
@@ -51,7 +51,7 @@ def test_a_retry_an_outage_and_a_handoff_show_on_the_once_view(
     quick = functools.partial(
         Resilience, base_delay=0.05, max_delay=0.2, probe_interval=0.1, probe_timeout=0.5
     )
-    monkeypatch.setattr("flower.core.runtime.Resilience", quick)
+    monkeypatch.setattr("flower.runtime.base.Resilience", quick)
     monkeypatch.chdir(tmp_path)
     scripted_model.play(
         [

@@ -11,9 +11,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.events import Event
-from flower.core.runtime import Runtime
+from flower.kernel.events import Event
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
 from flower.testing import ScriptedModel, bash, conversation, text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

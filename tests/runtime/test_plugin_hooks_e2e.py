@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from flower import hookimpl
-from flower.core.agent import AgentSpec
-from flower.core.events import Event
-from flower.core.handoff import Handoff
-from flower.core.resilience import RESUME_PROMPT, Resilience
-from flower.core.runtime import Runtime
+from flower.kernel.events import Event
 from flower.plugin_types import ErrorClass, HandoffRequest
 from flower.plugins import get_plugin_manager
+from flower.records.handoff import Handoff
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
+from flower.runtime.resilience import RESUME_PROMPT, Resilience
 from flower.testing import ScriptedModel, Turn, bash, conversation, text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from flower.core.resilience import RESUME_PROMPT, Resilience, classify, endpoint, reachable
+from flower.runtime.resilience import RESUME_PROMPT, Resilience, classify, endpoint, reachable
 from flower.testing import ScriptedModel
 from flower_plugins.resilience import FATAL, TRANSIENT, classify_text
 
@@ -224,7 +224,7 @@ async def test_the_last_wait_is_cut_to_what_is_left_of_max_offline_wait(
 ) -> None:
     """On a clock that only the waits move: probes at 0, 4, 8 and 10 s, never a wait past
     the limit, and no probe after it."""
-    import flower.core.resilience as resilience
+    import flower.runtime.resilience as resilience
 
     clock = [0.0]
     probes: list[float] = []
@@ -256,7 +256,7 @@ async def test_cancelling_wait_online_does_not_wait_for_a_hanging_probe(
     # server); quitting while offline (Ctrl-C) must not wait for it.
     import anyio
 
-    import flower.core.resilience as resilience
+    import flower.runtime.resilience as resilience
 
     def hanging(host: str, port: int, timeout: float = 5.0) -> bool:
         time.sleep(5)

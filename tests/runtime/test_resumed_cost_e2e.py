@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.runtime import Runtime
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
 from flower.testing import ScriptedModel, conversation, text
 from flower.testing.prices import cost_of
 

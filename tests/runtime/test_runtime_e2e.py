@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from flower import hookimpl
-from flower.core.agent import AgentSpec, HandoffPolicy
-from flower.core.events import Event
-from flower.core.handoff import HANDOFF_PROMPT, Handoff
-from flower.core.resilience import RESUME_PROMPT, Resilience
-from flower.core.runtime import Runtime, StepResult
-from flower.core.workbench import Workbench
+from flower.kernel.events import Event
 from flower.plugins import get_plugin_manager
+from flower.records.handoff import HANDOFF_PROMPT, Handoff
+from flower.records.workbench import Workbench
+from flower.roles.agent import AgentSpec, HandoffPolicy
+from flower.runtime.base import Runtime, StepResult
+from flower.runtime.resilience import RESUME_PROMPT, Resilience
 from flower.stores.prune import INTERRUPTED_NOTE
 from flower.testing import RecordedRequest, ScriptedModel, Turn, bash, conversation, text
 

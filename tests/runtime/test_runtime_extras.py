@@ -15,12 +15,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.attempt import Live, extra_dirs
-from flower.core.result import KILLED, StepResult
-from flower.core.runtime import Runtime
-from flower.core.signals import rescue_on_signals
-from flower.core.workbench import Workbench
+from flower.kernel.result import KILLED, StepResult
+from flower.records.workbench import Workbench
+from flower.roles.agent import AgentSpec
+from flower.runtime.attempt import Live, extra_dirs
+from flower.runtime.base import Runtime
+from flower.runtime.signals import rescue_on_signals
 
 
 def rows(rt: Runtime) -> list[dict]:
@@ -151,7 +151,7 @@ def test_live_interrupt_after_the_loop_closed_is_refused() -> None:
 HANDLER_CHILD = textwrap.dedent(
     """
     import signal, sys, time, anyio
-    from flower.core.attempt import Live
+    from flower.runtime.attempt import Live
 
     async def main():
         live, stop, got = Live(), anyio.Event(), []
@@ -208,7 +208,7 @@ def test_rescue_on_signals_restores_handlers_and_needs_the_main_thread() -> None
 SIGNAL_CHILD = textwrap.dedent(
     """
     import os, signal, sys, time
-    from flower.core.signals import rescue_on_signals
+    from flower.runtime.signals import rescue_on_signals
 
     mode, grace = sys.argv[1], float(sys.argv[2])
     if mode == "nohup":
@@ -278,7 +278,7 @@ def test_the_child_sees_no_handler_after_the_block() -> None:
     script = textwrap.dedent(
         """
         import signal
-        from flower.core.signals import rescue_on_signals
+        from flower.runtime.signals import rescue_on_signals
         with rescue_on_signals(lambda: None):
             pass
         print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)
@@ -291,7 +291,7 @@ def test_the_child_sees_no_handler_after_the_block() -> None:
 def test_what_stopped_a_step_is_said_in_words_not_a_class_name() -> None:
     import asyncio
 
-    from flower.core.result import STOPPED, stopped_by
+    from flower.kernel.result import STOPPED, stopped_by
 
     assert stopped_by(KeyboardInterrupt()) == "stopped: interrupted before it finished"
     assert stopped_by(asyncio.CancelledError()) == stopped_by(KeyboardInterrupt())

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from claude_agent_sdk import project_key_for_directory
 
-from flower.core.agent import AgentSpec
-from flower.core.events import Event
-from flower.core.result import KILLED
-from flower.core.roles import coordinator, worker
-from flower.core.runtime import Runtime
+from flower.kernel.events import Event
+from flower.kernel.result import KILLED
+from flower.roles.agent import AgentSpec
+from flower.roles.factory import coordinator, worker
+from flower.runtime.base import Runtime
 from flower.stores.prune import INTERRUPTED_NOTE
 from flower.testing import ScriptedModel, bash, conversation, text, tool
 
@@ -40,8 +40,8 @@ def spec() -> AgentSpec:
 CHILD = textwrap.dedent(
     """
     import anyio, sys
-    from flower.core.agent import AgentSpec
-    from flower.core.runtime import Runtime
+    from flower.roles.agent import AgentSpec
+    from flower.runtime.base import Runtime
 
     rt = Runtime(workspace=sys.argv[1], run_dir=sys.argv[2])
     spec = AgentSpec(name="w", instructions="", allowed_tools=["Bash"])

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from claude_agent_sdk.types import SessionKey
 
-from flower.core.agent import AgentSpec
-from flower.core.events import Event
-from flower.core.resilience import Resilience
-from flower.core.runtime import Runtime
+from flower.kernel.events import Event
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
+from flower.runtime.resilience import Resilience
 from flower.testing import ScriptedModel, ToolCall, Turn, conversation, text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from flower.core.agent import AgentSpec, CompactPolicy, HandoffPolicy
-from flower.core.resilience import Resilience
-from flower.core.runtime import Runtime, StepResult, _error_text
-from flower.core.workbench import Workbench
+from flower.records.workbench import Workbench
+from flower.roles.agent import AgentSpec, CompactPolicy, HandoffPolicy
+from flower.runtime.base import Runtime, StepResult, _error_text
+from flower.runtime.resilience import Resilience
 
 
 def test_step_result_fields_and_defaults_are_the_documented_ones() -> None:

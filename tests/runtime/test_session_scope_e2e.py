@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from flower import hookimpl
-from flower.core.agent import AgentSpec
-from flower.core.resilience import Resilience
-from flower.core.runtime import Runtime
-from flower.core.scope import SessionScopes
 from flower.plugin_types import SessionRequest
 from flower.plugins import get_plugin_manager
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
+from flower.runtime.resilience import Resilience
+from flower.runtime.scope import SessionScopes
 from flower.testing import ScriptedModel, Turn, bash, conversation
 
 SMALL = {"input_tokens": 500, "output_tokens": 7}

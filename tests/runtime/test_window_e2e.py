@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.agent import HandoffPolicy
-from flower.core.runtime import Runtime
-from flower.core.workbench import Workbench
+from flower.records.workbench import Workbench
+from flower.roles.agent import HandoffPolicy
+from flower.runtime.base import Runtime
 from flower.testing import ScriptedModel, bash, text
 
 from . import test_runtime_e2e as base
@@ -87,7 +87,7 @@ async def test_a_1m_model_keeps_its_window_and_the_guess_is_not_trusted_blindly(
     r = await rt.run(spec(), TASK, on_event=events.append)
     assert r.ok and events.of("context")[0]["window"] == 200_000  # the conservative plan
     assert not events.of("handoff") and r.errors == []  # 160k waited for the answer
-    from flower.core import windows
+    from flower.runtime import windows
 
     assert windows.known(windows.key_for(None, claude_env)) == 1_000_000  # the report
 
@@ -99,7 +99,7 @@ async def test_a_known_window_costs_no_question_before_the_first_request(
     window is asked for once (after the first session's first request), learned from the
     result, and never asked for again: not by the next session of the process, not by
     the next process (the user's cache)."""
-    from flower.core import windows
+    from flower.runtime import windows
     from flower.testing import conversation
 
     scripted_model.play([conversation("main", text("one"), text("two"), text("three"))])

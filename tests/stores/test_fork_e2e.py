@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.resilience import Resilience
-from flower.core.runtime import Runtime
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
+from flower.runtime.resilience import Resilience
 from flower.stores.trim import EphemeralPolicy, TrimPolicy
 from flower.testing import ScriptedModel, Turn, bash, conversation, text, tool
 

@@ -144,7 +144,7 @@ async def test_a_session_on_the_hour_s_cache_is_warm_after_six_minutes(
     tmp_path: Path, workspace: Path
 ) -> None:
     """The Runtime tells the store which sessions asked for the 1-hour cache
-    (``core/cache_rhythm.py``): a load 6 minutes after their last line is warm, and
+    (``runtime/cache_rhythm.py``): a load 6 minutes after their last line is warm, and
     the old context stays as the cache holds it."""
     t = session(9)
     store = masking_store(tmp_path / "s.db", workspace)

@@ -105,7 +105,7 @@ def test_a_missing_driver_is_one_line_naming_the_extra(
 
 def test_store_plugins_import_nothing_heavy() -> None:
     probe = (
-        "import sys, flower_plugins.store, flower_plugins.postgres, flower.stores.cli;"
+        "import sys, flower_plugins.store, flower_plugins.postgres, flower.commands.db;"
         "heavy = ('sqlalchemy', 'alembic', 'claude_agent_sdk', 'psycopg');"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.runtime import Runtime
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
 from flower.testing import ScriptedModel, conversation, text, tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.anyio]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from flower.core.agent import AgentSpec
-from flower.core.runtime import Runtime
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
 from flower.stores.url import to_url
 from flower.testing import ScriptedModel, conversation, text
 

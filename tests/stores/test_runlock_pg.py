@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.lineage import LINEAGE_NAME
-from flower.core.runlock import RunActive, run_lock
+from flower.records.lineage import LINEAGE_NAME
+from flower.records.runlock import RunActive, run_lock
 
 pytestmark = pytest.mark.postgres
 
 HOLD = """
 import sys, time
-from flower.core.runlock import run_lock
+from flower.records.runlock import run_lock
 with run_lock(sys.argv[1], store_url=sys.argv[2], workspace=sys.argv[3]):
     print("held", flush=True)
     time.sleep(120)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import flower.core.ephemeral
+import flower.roles.ephemeral
 from flower.stores import trim
 from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy
 
@@ -33,7 +33,7 @@ async def loaded(
 
 
 def test_is_ephemeral_is_the_guards_own_function() -> None:
-    assert trim.is_ephemeral is flower.core.ephemeral.is_ephemeral
+    assert trim.is_ephemeral is flower.roles.ephemeral.is_ephemeral
     assert "is_ephemeral" in trim.__all__
 
 

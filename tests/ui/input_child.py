@@ -12,8 +12,8 @@ import sys
 import threading
 import time
 
+from flower.human.terminal import Terminal
 from flower.ui.reader import InputLine, ask_line
-from flower.ui.terminal import Terminal
 
 
 def edit() -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import io
 
-from flower.core.events import Event
-from flower.core.result import STOPPED, StepResult
-from flower.core.step_events import ended, reset
+from flower.human.terminal import Terminal
+from flower.kernel.events import Event
+from flower.kernel.result import STOPPED, StepResult
+from flower.runtime.step_events import ended, reset
 from flower.ui.render import Renderer
-from flower.ui.terminal import Terminal
 
 ERROR = Event("error", {"error": "API Error: 401", "class": "fatal", "attempts": 2}, "干活")
 RESET = Event("reset", {"session_id": "s1", "generation": 2, "path": None, "degraded": True})

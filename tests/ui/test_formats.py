@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.ui.formats import duration, gist, kilo, plural, tilde
+from flower.kernel.formats import duration, gist, kilo, plural, tilde
 
 
 def test_counts_and_token_totals() -> None:

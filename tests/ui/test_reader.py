@@ -12,8 +12,8 @@ import pexpect
 import pyte
 import pytest
 
+from flower.human.terminal import Terminal
 from flower.ui.reader import InputLine, _Editor, _Keys
-from flower.ui.terminal import Terminal
 from tests.ptys import default_signals
 
 CHILD = str(Path(__file__).with_name("input_child.py"))

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from flower.core.events import Event
+from flower.human.terminal import Terminal
+from flower.kernel.events import Event
 from flower.ui.render import Renderer, plural, renderer_for
-from flower.ui.terminal import Terminal
 
 from .ptyio import Pty, rows
 

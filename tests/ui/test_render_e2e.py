@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.events import Event
-from flower.core.resilience import Resilience
-from flower.core.runtime import Runtime
+from flower.human.terminal import Terminal
+from flower.kernel.events import Event
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import Runtime
+from flower.runtime.resilience import Resilience
 from flower.testing import ScriptedModel, Turn, bash, conversation, text
 from flower.ui.render import Renderer
-from flower.ui.terminal import Terminal
 
 from .ptyio import Pty
 

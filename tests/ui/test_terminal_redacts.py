@@ -11,9 +11,9 @@ import io
 
 import pytest
 
-from flower.core.events import Event
+from flower.human.terminal import Terminal
+from flower.kernel.events import Event
 from flower.ui.render import Renderer
-from flower.ui.terminal import Terminal
 
 KEY = "sk-ant-api03-terminal-0a1b2c3d4e5f"
 

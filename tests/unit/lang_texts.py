@@ -49,7 +49,7 @@ def gather(tmp: Path) -> dict[str, str]:
 
 
 def _roles() -> dict[str, str]:
-    from flower.core import roles
+    from flower.roles import factory as roles
 
     out = {
         name: getattr(roles, name)
@@ -66,9 +66,9 @@ def _roles() -> dict[str, str]:
 
 
 def _documents() -> dict[str, str]:
-    from flower.core.brief import Brief
-    from flower.core.goal import Goal, Verdict
-    from flower.core.handoff import HANDOFF_PROMPT, Handoff, degraded, handoff_name
+    from flower.records.handoff import HANDOFF_PROMPT, Handoff, degraded, handoff_name
+    from flower.workflow.brief import Brief
+    from flower.workflow.verdicts import Goal, Verdict
 
     out: dict[str, str] = {"HANDOFF_PROMPT": HANDOFF_PROMPT}
     doc = Handoff(doing="d", decided="c", deadends="x", next="n", scene="s", step="干活")
@@ -101,9 +101,9 @@ def _documents() -> dict[str, str]:
 
 
 def _workflow(tmp: Path) -> dict[str, str]:
-    from flower.core.brief import Brief
-    from flower.core.goal import GOAL_KEY, Goal
     from flower.workflow import clarify, goal, starter
+    from flower.workflow.brief import Brief
+    from flower.workflow.verdicts import GOAL_KEY, Goal
 
     bq = importlib.import_module("flower.workflow.bequest")  # the package re-exports a function
 
@@ -154,9 +154,11 @@ def _prompt(step: Any, ctx: dict[str, Any], *, resume: bool = False) -> str:
 
 
 def _human() -> dict[str, str]:
-    from flower.core import human_records, human_texts, pending
-    from flower.core.human import HumanChannel
-    from flower.core.human_records import Ask, Mail
+    from flower.human import records as human_records
+    from flower.human import texts as human_texts
+    from flower.human.channel import HumanChannel
+    from flower.human.records import Ask, Mail
+    from flower.records import pending
 
     out = {
         f"human.{name}": getattr(human_texts, name)
@@ -191,8 +193,8 @@ def _human() -> dict[str, str]:
 
 
 def _walls(tmp: Path) -> dict[str, str]:
-    from flower.core import guard, walls
-    from flower.core.workbench import Workbench
+    from flower.records.workbench import Workbench
+    from flower.roles import guard, walls
 
     out = {
         "whitelist_text": guard.whitelist_text("协调者", "Write"),
@@ -215,9 +217,10 @@ def _walls(tmp: Path) -> dict[str, str]:
 
 def _records() -> dict[str, str]:
     from flower.commands import aside, once
-    from flower.core import audit, ledger, resilience
-    from flower.core.runtime import Runtime
     from flower.plugin_types import OpenItem
+    from flower.records import ledger
+    from flower.runtime import audit, resilience
+    from flower.runtime.base import Runtime
 
     out = {
         "ledger.TITLE": ledger.TITLE,
@@ -246,8 +249,8 @@ def _records() -> dict[str, str]:
 
 
 def _stores(tmp: Path) -> dict[str, str]:
-    from flower.core.cutoff import Call, Cutoff, Worker
-    from flower.core.cutoff_report import render
+    from flower.runtime.cutoff import Call, Cutoff, Worker
+    from flower.runtime.cutoff_words import render
     from flower.stores import prune, trim
 
     out = {

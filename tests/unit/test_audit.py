@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from flower import hookimpl
-from flower.core.audit import (
+from flower.human.channel import HumanChannel
+from flower.plugin_types import AuditRequest, OpenItem
+from flower.plugins import get_plugin_manager
+from flower.records.drift import record
+from flower.records.handoff import AUDIT_HEADING, Handoff, degraded
+from flower.runtime.audit import (
     audit_handoff,
     changed_files,
     failed_checks,
@@ -20,13 +25,8 @@ from flower.core.audit import (
     unmentioned,
     waiting_questions,
 )
-from flower.core.brief import Brief
-from flower.core.drift import record
-from flower.core.goal import Verdict
-from flower.core.handoff import AUDIT_HEADING, Handoff, degraded
-from flower.core.human import HumanChannel
-from flower.plugin_types import AuditRequest, OpenItem
-from flower.plugins import get_plugin_manager
+from flower.workflow.brief import Brief
+from flower.workflow.verdicts import Verdict
 
 
 def doc(**sections: str) -> Handoff:
@@ -201,7 +201,7 @@ def test_a_second_audit_replaces_the_first_section() -> None:
 def test_changed_files_name_the_first_ones_and_count_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import flower.core.audit as audit
+    import flower.runtime.audit as audit
 
     ws, run_dir = tmp_path / "ws", tmp_path / "runs"
     ws.mkdir()

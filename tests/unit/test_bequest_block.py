@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flower.core.bequest import END, NOTE, START, Placement, place_block, place_everywhere
+from flower.workflow.bequest_block import END, NOTE, START, Placement, place_block, place_everywhere
 
 from ..fuzz import examples
 

@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from flower.core.drift import SHOWN, STATE_NAME, Drift, record, since, snapshot
+from flower.records.drift import SHOWN, STATE_NAME, Drift, record, since, snapshot
 
 
 def touch(path: Path, text: str = "x") -> None:

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import flower
-from flower.core import ephemeral
-from flower.core.ephemeral import NEVER, REMOVED, VERBS, decide, explain, is_ephemeral
-from flower.core.glance.lexer import Refuse, Word, lex
+from flower.roles import ephemeral
+from flower.roles.ephemeral import NEVER, REMOVED, VERBS, decide, explain, is_ephemeral
+from flower.roles.glance.lexer import Refuse, Word, lex
 
 from ..fuzz import examples
 

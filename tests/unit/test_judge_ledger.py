@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from flower.core.events import Event
-from flower.core.goal import GOAL_KEY, ROUND_KEY, Verdict
-from flower.core.ledger import (
+from flower.kernel.events import Event
+from flower.records.ledger import (
     LEDGER_NAME,
     agreement,
     entry,
@@ -19,10 +18,11 @@ from flower.core.ledger import (
     record,
     verdict_row,
 )
-from flower.core.refusals import Refusals
-from flower.core.walls import missing_text
-from flower.core.workbench import Workbench
+from flower.records.workbench import Workbench
+from flower.roles.walls import missing_text
+from flower.runtime.refusals import Refusals
 from flower.stores.sqlite import SqliteSessionStore
+from flower.workflow.verdicts import GOAL_KEY, ROUND_KEY, Verdict
 
 NOT_YET = Verdict.parse("## 结论\n未达成\n## 理由\n测试没跑\n## 未通过\n- `pytest -q` 通过")
 
@@ -113,7 +113,7 @@ def test_an_entry_is_one_readable_block_whatever_the_reason_holds() -> None:
 
 
 def test_rows_carry_the_lineages_run_id_which_outlives_the_process(runtime: Any) -> None:
-    from flower.core.lineage import Lineage
+    from flower.records.lineage import Lineage
 
     lineage = Lineage.open(runtime.run_dir, runtime.workspace)
     lineage.remember("干活", "s-1")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from flower.core import lang
-from flower.core.lang import EN, ZH, current, from_locale, localized, normalize, step_label, using
+from flower.kernel import lang
+from flower.kernel.lang import EN, ZH, current, from_locale, localized, normalize, step_label, using
 
 
 @pytest.fixture
@@ -193,7 +193,7 @@ def test_setup_asks_the_language_the_locale_suggests(
     config: Path, locale: str, before: str | None, typed: str, saved: str | None
 ) -> None:
     from flower.commands.setup import setup_flow
-    from flower.core.env import parse_env_file
+    from flower.kernel.env import parse_env_file
 
     if before:
         config.write_text(f"FLOWER_LANG={before}\n")
@@ -250,8 +250,8 @@ def test_a_first_run_setup_sets_the_language_of_the_run_after_it(
 def test_every_wall_text_is_a_refusal_in_either_language(language: str) -> None:
     """The Runtime tells a refused call from a failed tool by the wall's words; a run that
     switched language has refusals of both in one transcript."""
-    from flower.core import deny
-    from flower.core.walls import is_refusal
+    from flower.roles import deny_texts as deny
+    from flower.roles.walls import is_refusal
 
     with using(language):
         said = [

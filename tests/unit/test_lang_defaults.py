@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.lang import using
+from flower.kernel.lang import using
 
 from ..workflow.scripts_en import chinese
 from .lang_texts import gather, is_constant

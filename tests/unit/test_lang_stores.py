@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from flower.core.lang import using
+from flower.kernel.lang import using
 from flower.stores.prune import (
     INTERRUPTED_NOTE,
     INTERRUPTED_NOTE_EN,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.pending import (
+from flower.records.pending import (
     PENDING_NAME,
     PendingFile,
     answer_stale,

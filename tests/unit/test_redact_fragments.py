@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flower.core.redact import FRAGMENT, Redactor
+from flower.kernel.redact import FRAGMENT, Redactor
 
 KEY = "sk-ant-api03-abcdefghijklmnop0123456789XYZ"
 R = Redactor({KEY: "ANTHROPIC_API_KEY"})

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.runlock import LOCK_NAME, RunActive, run_lock
+from flower.records.runlock import LOCK_NAME, RunActive, run_lock
 
 HOLD = """
 import sys, time
-from flower.core.runlock import run_lock
+from flower.records.runlock import run_lock
 with run_lock(sys.argv[1]):
     print("held", flush=True)
     time.sleep(120)

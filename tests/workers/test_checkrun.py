@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.checkrun import run_checks
-from flower.core.checks import parse_check
+from flower.workflow.check_run import run_checks
+from flower.workflow.checks import parse_check
 
 from ..guards.hostile import changes, snapshot
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from flower.core.brief import Brief
-from flower.core.frozen_copy import check, keep
-from flower.core.lineage import Lineage
-from flower.core.runtime import Runtime
+from flower.records.frozen_copy import check, keep
+from flower.records.lineage import Lineage
+from flower.runtime.base import Runtime
 from flower.workflow import starter_flow
+from flower.workflow.brief import Brief
 
 from ..workflow.test_clarify_and_starter import BRIEF
 

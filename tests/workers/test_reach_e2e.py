@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.roles import coordinator, judge, worker
+from flower.roles.factory import coordinator, judge, worker
 from flower.testing import ScriptedModel, bash, conversation, text, tool
 
 from ..guards.conftest import MiniChannel
@@ -113,7 +113,7 @@ async def test_each_seal_alone_keeps_a_planted_memory_out(
     """A sealed role has two locks on the project's memory: ``--restricted`` and
     ``CLAUDE_CODE_DISABLE_CLAUDE_MDS=1``. Either one alone keeps a ``CLAUDE.md``, its
     ``@`` import and a project rule out of every request."""
-    from flower.core.agent import SEALED_MEMORY, build_options
+    from flower.roles.agent import SEALED_MEMORY, build_options
 
     from ..guards.conftest import run_query
 

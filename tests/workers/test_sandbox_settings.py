@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.roles import coordinator, judge, worker
-from flower.core.sandbox import (
+from flower.records.workbench import Workbench
+from flower.roles.agent import AgentSpec
+from flower.roles.factory import coordinator, judge, worker
+from flower.roles.sandbox import (
     Sandbox,
     SandboxUnavailable,
     checkout_entries,
@@ -17,8 +18,7 @@ from flower.core.sandbox import (
     protected_paths,
     session_sandbox,
 )
-from flower.core.walls import wall_for
-from flower.core.workbench import Workbench
+from flower.roles.walls import wall_for
 
 
 def settings_for(tmp_path: Path, **kw: object) -> dict:
@@ -143,7 +143,7 @@ def test_which_sessions_get_a_sandbox(tmp_path: Path) -> None:
 def test_a_sandbox_that_cannot_start_is_refused_never_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flower.core import sandbox
+    from flower.roles import sandbox
 
     sandbox.missing.cache_clear()
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap, no socat

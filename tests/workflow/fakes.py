@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.runtime import StepResult
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import StepResult
 
 
 @dataclass

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from flower import Runtime, starter_flow
-from flower.core.agent import HandoffPolicy
-from flower.core.events import Event
-from flower.core.handoff import AUDIT_HEADING, Handoff
-from flower.core.resilience import Resilience
+from flower.kernel.events import Event
+from flower.records.handoff import AUDIT_HEADING, Handoff
+from flower.roles.agent import HandoffPolicy
+from flower.runtime.resilience import Resilience
 from flower.testing import ScriptedModel, bash, conversation, message_text, text, tool
 
 from . import scripts as S

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.events import Event
-from flower.core.lineage import Lineage
-from flower.core.runtime import StepResult
+from flower.kernel.events import Event
+from flower.records.lineage import Lineage
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import StepResult
 from flower.workflow import Step, StepAbort, Workflow
 
 from .fakes import FakeRuntime, failed
@@ -226,7 +226,7 @@ async def test_lineage_keeps_the_plain_step_name_not_retry_labels(rt: FakeRuntim
 async def test_the_workflows_workbench_is_used_while_it_runs(
     rt: FakeRuntime, tmp_path: Path
 ) -> None:
-    from flower.core.workbench import Workbench
+    from flower.records.workbench import Workbench
 
     wb = Workbench(rt.workspace)
     seen: list[Any] = []

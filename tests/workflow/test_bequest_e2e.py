@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from flower import Runtime, starter_flow
-from flower.core.bequest import END, START
-from flower.core.brief import Brief
-from flower.core.events import Event
-from flower.core.goal import Goal, Verdict
-from flower.core.resilience import Resilience
+from flower.kernel.events import Event
+from flower.runtime.resilience import Resilience
 from flower.testing import ScriptedModel, Turn, conversation, text
 from flower.workflow import BRIEF_KEY, GOAL_KEY, VERDICT_KEY, bequeath
+from flower.workflow.bequest_block import END, START
+from flower.workflow.brief import Brief
+from flower.workflow.verdicts import Goal, Verdict
 
 from . import scripts as S
 from .fakes import Answerer

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from flower.core.bequest import END, START
-from flower.core.brief import Brief
-from flower.core.events import Event
-from flower.core.goal import Goal, Verdict
-from flower.core.handoff import Handoff
-from flower.core.workbench import Workbench
+from flower.kernel.events import Event
+from flower.records.handoff import Handoff
+from flower.records.workbench import Workbench
 from flower.workflow import BRIEF_KEY, GOAL_KEY, VERDICT_KEY, bequeath, bequest
 from flower.workflow.bequest import BEQUEST_STEP, Bequest
+from flower.workflow.bequest_block import END, START
+from flower.workflow.brief import Brief
+from flower.workflow.verdicts import Goal, Verdict
 
 from .fakes import FakeRuntime, failed
 

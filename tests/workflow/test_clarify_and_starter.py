@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from flower import HumanChannel, starter_flow, wake_state
-from flower.core.brief import Brief
-from flower.core.goal import Goal
-from flower.core.lineage import Lineage
+from flower.records.lineage import Lineage
 from flower.workflow import BRIEF_KEY, CLARIFY_RESUME, MISSING_KEY, Workflow, clarify_step
+from flower.workflow.brief import Brief
 from flower.workflow.starter import NO_ASK, WAKE_LABEL, workbench_for
+from flower.workflow.verdicts import Goal
 
 from .fakes import FakeRuntime
 
@@ -221,7 +221,7 @@ def test_new_archives_the_lineage_brief_and_goal_and_starts_over(
 ) -> None:
     run_dir = tmp_path / "runs"
     notes = freeze(workspace)
-    from flower.core.runstate import mirror_for
+    from flower.records.runstate import mirror_for
 
     marked = mirror_for(None, workspace / ".flower")  # the run id the workbench keeps
     Lineage.open(run_dir, workspace, mirror=marked).remember("干活", "sid-1")

@@ -13,10 +13,9 @@ from typing import Any
 import pytest
 
 from flower import HumanChannel
-from flower.core.agent import AgentSpec
-from flower.core.events import Event
-from flower.core.goal import Goal
-from flower.core.runtime import StepResult
+from flower.kernel.events import Event
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import StepResult
 from flower.workflow import (
     GOAL_KEY,
     ROUND_KEY,
@@ -28,6 +27,7 @@ from flower.workflow import (
     with_goal,
 )
 from flower.workflow.goal import ACCEPT, CHANGE, MISJUDGED, VAGUE_REASON
+from flower.workflow.verdicts import Goal
 
 from .fakes import Answerer, FakeRuntime, Rulings, failed
 
@@ -143,7 +143,7 @@ async def test_a_changed_goal_is_also_in_the_brief_so_setting_the_goal_again_kee
 ) -> None:
     # A wake with a remark sets the goal again from the brief (goal_step, always_set):
     # a change that lived only in 目标.md would be overwritten by it.
-    from flower.core.brief import Brief
+    from flower.workflow.brief import Brief
 
     brief = rt.workspace / "需求.md"
     Brief(goal="A", accept="B", bounds="C", unknowns="D").write(brief)

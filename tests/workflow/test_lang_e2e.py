@@ -23,13 +23,13 @@ from typing import Any
 import pytest
 
 from flower import Runtime, starter_flow
-from flower.core.brief import Brief
-from flower.core.goal import Goal
-from flower.core.lang import using
-from flower.core.resilience import Resilience
+from flower.kernel.lang import using
+from flower.runtime.resilience import Resilience
 from flower.testing import ScriptedModel, conversation, text
 from flower.workflow import GOAL_KEY, ROUND_KEY, VERDICT_KEY
 from flower.workflow.bequest import Bequest
+from flower.workflow.brief import Brief
+from flower.workflow.verdicts import Goal
 
 from ..commands.terminal import Flower
 from . import scripts as ZH

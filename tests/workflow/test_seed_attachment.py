@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.goal import Goal
-from flower.core.runtime import StepResult
+from flower.roles.agent import AgentSpec
+from flower.runtime.base import StepResult
 from flower.workflow import Step, Workflow, goal_step, with_goal
+from flower.workflow.verdicts import Goal
 
 from .fakes import FakeRuntime
 

@@ -24,14 +24,14 @@ from typing import Any
 import pytest
 
 from flower import Runtime, starter_flow, wake_state
-from flower.core.brief import Brief
-from flower.core.events import Event
-from flower.core.goal import Goal
-from flower.core.lineage import Lineage
-from flower.core.resilience import Resilience
+from flower.kernel.events import Event
+from flower.records.lineage import Lineage
+from flower.runtime.resilience import Resilience
 from flower.stores.sqlite import SqliteSessionStore
 from flower.testing import ScriptedModel, conversation, message_text, text
 from flower.workflow import GOAL_KEY, ROUND_KEY, VERDICT_KEY
+from flower.workflow.brief import Brief
+from flower.workflow.verdicts import Goal
 
 from . import scripts as S
 from .fakes import Answerer

@@ -83,11 +83,11 @@ class FakeRuntime:
 
 def one_step(rt: FakeRuntime, i: int) -> int:
     """One step's events (and its session); returns how many were delivered."""
-    from flower.core.agent import AgentSpec
-    from flower.core.attempt import Attempt
-    from flower.core.events import Event, emit
-    from flower.core.scope import SessionScopes
+    from flower.kernel.events import Event, emit
     from flower.plugin_types import SessionRequest
+    from flower.roles.agent import AgentSpec
+    from flower.runtime.attempt import Attempt
+    from flower.runtime.scope import SessionScopes
 
     step = f"干活#round{i}"
     emit(Event("step", {"index": 1, "total": 1, "resumed": False, "woke": 1}, step="干活"))

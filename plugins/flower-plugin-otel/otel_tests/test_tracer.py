@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from flower.core.agent import AgentSpec
-from flower.core.attempt import Attempt
-from flower.core.events import Event, emit
-from flower.core.scope import SessionScopes
+from flower.kernel.events import Event, emit
 from flower.plugin_types import SessionRequest
+from flower.roles.agent import AgentSpec
+from flower.runtime.attempt import Attempt
+from flower.runtime.scope import SessionScopes
 
 from .conftest import Traced
 

@@ -1,5 +1,5 @@
 """The page lists the run's checkpoints as ``flower rewind`` does (issue 35): ``/state``
-carries them (``flower.core.going_back.listing``, the same function ``flower status`` and
+carries them (``flower.workflow.going_back.listing``, the same function ``flower status`` and
 ``flower rewind`` read), and the page shows them, in real headless Chromium, again after
 a step once a new one was taken.
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from flower.core.checkpoints import Checkpoint, Checkpoints
+from flower.records.checkpoints import Checkpoint, Checkpoints
 from flower.testing import need
 
 from .conftest import NOT_INSTALLED, PLUGIN
@@ -62,7 +62,7 @@ def a_run(ws: Path) -> Checkpoints:
 
 
 def test_state_lists_the_checkpoints_as_flower_rewind_does(tmp_path: Path) -> None:
-    from flower.core.going_back import rows
+    from flower.workflow.going_back import rows
 
     hub, _, _ = hub_with_question(tmp_path)
     page = client(hub, headers=WITH_TOKEN)

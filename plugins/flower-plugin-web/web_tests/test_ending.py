@@ -23,7 +23,7 @@ from flower_plugin_web.hub import Hub  # noqa: E402
 from flower_plugin_web.server import OVER  # noqa: E402
 from flower_plugin_web.words import ASIDE_STEP, Words  # noqa: E402
 
-from flower.core.outcome import write_outcome  # noqa: E402
+from flower.records.outcome import write_outcome  # noqa: E402
 
 from .pages import OWN, TOKEN, client, hub_with_question, port_of, served  # noqa: E402
 

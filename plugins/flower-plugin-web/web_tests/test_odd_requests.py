@@ -104,7 +104,7 @@ def test_a_request_head_over_16_kib_is_refused(tmp_path: Path, pieces: int) -> N
 
 
 def test_a_dead_runs_question_is_not_answered_after_the_end(tmp_path: Path) -> None:
-    from flower.core.pending import PENDING_NAME, stale_asks
+    from flower.records.pending import PENDING_NAME, stale_asks
 
     hub, channel, asked = hub_with_question(tmp_path)
     gone = subprocess.Popen([sys.executable, "-c", "pass"])

@@ -353,12 +353,12 @@ def test_documents_the_newest_handoff_and_an_unreadable_file(tmp_path: Path) -> 
 def test_a_question_a_dead_run_left_is_shown_and_answered_for_the_step_that_asked(
     tmp_path: Path,
 ) -> None:
-    """flower.core.pending keeps what a killed run was waiting on; the page lists it beside
+    """flower.records.pending keeps what a killed run was waiting on; the page lists it beside
     the live question, marked, and its answer is kept for the step that asked."""
     import subprocess
     import sys
 
-    from flower.core.pending import PENDING_NAME, stale_asks, take_answers
+    from flower.records.pending import PENDING_NAME, stale_asks, take_answers
 
     hub, channel, asked = hub_with_question(tmp_path)
     gone = subprocess.Popen([sys.executable, "-c", "pass"])

@@ -56,8 +56,8 @@ def test_tabs_across_ports_and_across_runs(
     tmp_path: Path,
     browser: Any,
 ) -> None:
-    from selenium.webdriver.common.by import By
     from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     need(Path(W.FLOWER).exists(), "the flower command is not installed next to this Python")

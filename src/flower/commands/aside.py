@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flower.core.events import Event
-from flower.core.lang import pick
-from flower.core.text import one_line
+from flower.kernel.events import Event
+from flower.kernel.lang import pick
+from flower.kernel.text import one_line
 
 #: What the oracle is asked; the events are flower's own summaries, oldest first.
 ASIDE_PROMPT = (
@@ -65,8 +65,8 @@ async def consult(
     The one way every front end (the terminal, a web page) asks: a read-only session in a
     Runtime of its own under ``run_dir``, shown ``recent`` events.
     """
-    from flower.core.roles import oracle
-    from flower.core.runtime import Runtime
+    from flower.roles.factory import oracle
+    from flower.runtime.base import Runtime
 
     try:
         with Runtime(workspace=workspace, run_dir=run_dir, workbench=workbench or False) as rt:

@@ -218,7 +218,7 @@ def demo_script(lang: str | None = None) -> Path:
     routes by the roles' own words, so each language has its own): inside the installed
     package (a wheel carries ``examples/starter-demo*.json`` as ``flower/_examples/``),
     else the checkout's."""
-    from flower.core.lang import EN, current
+    from flower.kernel.lang import EN, current
 
     name = SCRIPT_NAME_EN if (lang or current()) == EN else SCRIPT_NAME
     package = Path(__file__).resolve().parents[1]
@@ -237,8 +237,8 @@ def sealed_environment(
     Built from nothing rather than patched, so a variable nobody thought to blank (a
     proxy, a cloud-provider setting, a plugin's credential) cannot reach the run.
     """
-    from flower.core.env import DOTENV_SWITCH
-    from flower.core.lang import current
+    from flower.kernel.env import DOTENV_SWITCH
+    from flower.kernel.lang import current
     from flower.testing.env import offline_env
     from flower.ui.render import SIMULATED_ENV
 
@@ -345,7 +345,7 @@ def _mark(folder: Path) -> None:
     import json
     import time
 
-    from flower.core.workbench import atomic_write
+    from flower.records.workbench import atomic_write
 
     runs = folder / "runs"
     try:
@@ -388,7 +388,7 @@ def _play(
         params["timeout"] = 0.0
     if command.name == "web":
         params.update(host=None, port=0)  # a fresh origin per run (flower-plugin-web)
-    from flower.core.sandbox import missing
+    from flower.roles.sandbox import missing
 
     why = missing()
     if why:  # the script's commands are fixed and harmless; a real run would stop here

@@ -21,8 +21,8 @@ from flower.commands.options import Globals, reading_globals
 def diff(target: str, patch: bool, g: Globals) -> None:
     """What round N changed (N, #K for checkpoint K, or a step name)."""
     from flower.commands.rewind import open_checkpoints
-    from flower.core.checkpoints import CheckpointError
-    from flower.core.going_back import find
+    from flower.records.checkpoints import CheckpointError
+    from flower.workflow.going_back import find
 
     try:
         store = open_checkpoints(g)

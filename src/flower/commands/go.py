@@ -41,7 +41,7 @@ from flower.commands.words import NEW, whole_ask
 
 if TYPE_CHECKING:
     from flower.commands.options import SandboxChoice
-    from flower.core.budget import BudgetReached
+    from flower.runtime.budget import BudgetReached
 
 #: (the explanation, the short prompt): the line editor keeps a prompt to half the width.
 WAKE_PROMPT = ("Continue? Enter = carry on; a line = tell it more; /new = start over", "> ")
@@ -149,7 +149,7 @@ def go(
     window = check_window(window)
     from flower.commands.launch import launch_starter
     from flower.commands.rewind import rewound
-    from flower.core.budget import BudgetReached
+    from flower.runtime.budget import BudgetReached
 
     try:
         code = launch_starter(
@@ -177,7 +177,7 @@ def budget_stopped(stop: BudgetReached, g: Globals, command: str) -> int:
     Printed here, not by the view: the run ended with an exception at a safe point, and
     the line a human needs (how to go on) depends on the command they typed.
     """
-    from flower.core.budget import money
+    from flower.runtime.budget import money
 
     flags = ""
     if g.workspace != Path.cwd():

@@ -6,7 +6,7 @@ before any command runs, so every subcommand, a plugin's included, sees it:
 
 - on the root, the language is settled for the whole command: ``--lang``, else
   ``FLOWER_LANG``, else what ``flower setup`` saved, else Chinese (the seed's default),
-  and pinned with :func:`flower.core.lang.use`, so nothing read later (a ``.env`` the
+  and pinned with :func:`flower.kernel.lang.use`, so nothing read later (a ``.env`` the
   Runtime loads) switches it half-way through a run;
 - after a subcommand, only a flag given there counts, and it wins over the root's.
 
@@ -31,7 +31,7 @@ LANG_HELP = (
 
 
 def _settle(ctx: click.Context, param: click.Parameter, value: Any) -> None:
-    from flower.core import lang
+    from flower.kernel import lang
 
     source = ctx.get_parameter_source(param.name or "lang")
     given = value is not None and str(value).strip() != ""
@@ -47,7 +47,7 @@ def _settle(ctx: click.Context, param: click.Parameter, value: Any) -> None:
 
 
 def _parse(value: Any, hint: str) -> str:
-    from flower.core.lang import parse
+    from flower.kernel.lang import parse
 
     try:
         return parse(value, source=hint)

@@ -23,14 +23,14 @@ from flower.commands.session import Outcome, Session, print_error
 
 if TYPE_CHECKING:
     from flower.commands.options import Globals, SandboxChoice
-    from flower.core.runtime import Runtime
+    from flower.runtime.base import Runtime
     from flower.workflow.base import Workflow
 
 
 def make_view(g: Globals) -> tuple[Any, Any, bool]:
     """The terminal, the renderer the plugins pick, and whether a human can type here."""
+    from flower.human.terminal import Terminal
     from flower.ui.render import renderer_for
-    from flower.ui.terminal import Terminal
 
     terminal = Terminal()
     renderer = renderer_for(terminal, verbose=g.verbose)
@@ -54,12 +54,12 @@ def open_runtime(
 
     ``sandbox`` (the command's flags) becomes the Runtime's policy; when the agents will
     have Bash (``bash``), a sandbox this machine cannot start is refused here, in one
-    line, before the run folder or the store exists (``core/sandbox.py``)."""
-    from flower.core.credentials import MissingCredentials
-    from flower.core.runtime import Runtime
+    line, before the run folder or the store exists (``roles/sandbox.py``)."""
+    from flower.kernel.credentials import MissingCredentials
+    from flower.runtime.base import Runtime
 
     if sandbox is not None:
-        from flower.core.sandbox import problem
+        from flower.roles.sandbox import problem
 
         policy = sandbox.policy()
         why = problem() if bash and policy.enabled else None
@@ -93,9 +93,9 @@ def open_runtime(
 
 
 def hold_run(g: Globals, stack: ExitStack, rt: Runtime, *, force: bool) -> bool:
-    """Take the run's lock (:mod:`flower.core.runlock`) for the rest of ``stack``; False
+    """Take the run's lock (:mod:`flower.records.runlock`) for the rest of ``stack``; False
     after printing who holds it (or why it cannot be taken)."""
-    from flower.core.runlock import RunActive, run_lock
+    from flower.records.runlock import RunActive, run_lock
 
     url = getattr(rt.store, "url", None)
     try:
@@ -131,10 +131,10 @@ def launch_starter(
     rewound: bool = False,
 ) -> int:
     """``flower go``: build the starter flow for ``ask`` and drive it. A run whose store
-    is gone stops in one line unless ``recover`` (``core/state_copy.py``); ``rewound``:
+    is gone stops in one line unless ``recover`` (``records/state_copy.py``); ``rewound``:
     ``flower rewind`` has just asked what to tell the agents, so nothing is asked again."""
     from flower.commands.startup import dead_endpoint, lost_store, unwritable_workspace
-    from flower.core.agent import HandoffPolicy
+    from flower.roles.agent import HandoffPolicy
     from flower.stores.trim import TrimPolicy
 
     refusal = unwritable_workspace(g.workspace)  # before the run folder, store and lock
@@ -165,8 +165,8 @@ def launch_starter(
             rt.close()
             return EXIT_USAGE
         if lost is not None:
-            from flower.core.state_copy import recover as carry_over
-            from flower.core.state_copy import state_path
+            from flower.records.state_copy import recover as carry_over
+            from flower.records.state_copy import state_path
 
             put = carry_over(rt.store, lost[0])
             terminal.line(
@@ -194,11 +194,11 @@ def _continue_starter(
     """The banner, the question of what to do, the workflow, the run (the lock is held)."""
     from flower.commands.go import AGAIN, ask_too_big, read_ask
     from flower.commands.pending import ask_stale
-    from flower.core.ledger import goal_met
-    from flower.core.outcome import describe as describe_outcome
-    from flower.core.outcome import read_outcome
-    from flower.core.pending import drop_stale
-    from flower.core.runstate import marked_run
+    from flower.records.ledger import goal_met
+    from flower.records.outcome import describe as describe_outcome
+    from flower.records.outcome import read_outcome
+    from flower.records.pending import drop_stale
+    from flower.records.runstate import marked_run
     from flower.workflow import starter_flow, wake_state
 
     try:
@@ -303,7 +303,7 @@ def _bench(g: Globals, settings: dict[str, Any]) -> Path:
 def _verbose(g: Globals, terminal: Any) -> None:
     if not g.verbose:
         return
-    from flower.core.credentials import endpoint_lines
+    from flower.kernel.credentials import endpoint_lines
 
     for line in endpoint_lines(g.workspace):
         terminal.line(line, "dim")

@@ -26,7 +26,7 @@ from flower.commands import EXIT_USAGE
 from flower.commands.options import Globals, SandboxChoice, sandbox_options, with_globals
 
 if TYPE_CHECKING:
-    from flower.core.runtime import Runtime
+    from flower.runtime.base import Runtime
 
 DEFAULT_TOOLS = "Read,Write,Edit,Bash,Glob,Grep"
 #: Sent when ``--resume`` is given without new words (``CONTINUE_EN`` in English).
@@ -103,7 +103,7 @@ def once(
             "name at least one tool, e.g. --tools Read,Bash", param_hint="--tools"
         )
     from flower.commands.launch import drive, make_view, open_runtime
-    from flower.core.agent import AgentSpec
+    from flower.roles.agent import AgentSpec
 
     spec = AgentSpec(
         name=STEP,
@@ -125,7 +125,7 @@ def once(
         if resume and not rt.has_session(resume):
             print(f"flower once: {_unknown_session(rt, resume)}", file=sys.stderr)
             sys.exit(EXIT_USAGE)
-        from flower.core.lang import pick
+        from flower.kernel.lang import pick
 
         said = prompt or pick(CONTINUE, CONTINUE_EN)
         code = drive(_one_step(spec, said, resume, fork), rt, terminal, renderer, interactive)

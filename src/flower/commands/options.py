@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import click
 
-#: ``flower.core.budget.BUDGET_ENV``, spelled here so that building the command line (and
+#: ``flower.runtime.budget.BUDGET_ENV``, spelled here so that building the command line (and
 #: ``flower --help``) does not import the budget's machinery (sockets, threads).
 BUDGET_ENV = "FLOWER_BUDGET"
 
@@ -218,7 +218,7 @@ def check_budget(value: object, *, hint: str = "--budget") -> float | None:
     ``hint``, where the value came from."""
     if value is None or not str(value).strip():
         return None
-    from flower.core.budget import parse_budget
+    from flower.runtime.budget import parse_budget
 
     try:
         return parse_budget(value)
@@ -245,7 +245,7 @@ def budget_option(command: F) -> F:
     )(command)
 
 
-#: ``--no-sandbox`` / ``--allow-net`` (``core/sandbox.py``), spelled here so that building the
+#: ``--no-sandbox`` / ``--allow-net`` (``roles/sandbox.py``), spelled here so that building the
 #: command line does not import the sandbox's machinery.
 NO_SANDBOX_HELP = (
     "Run Bash without the CLI's sandbox (also FLOWER_SANDBOX=0): commands then have all the"
@@ -267,7 +267,7 @@ class SandboxChoice:
     def policy(self) -> Any:
         """The Runtime's ``Sandbox`` for these flags and the environment; a bad host is a
         one-line usage error."""
-        from flower.core.sandbox import Sandbox
+        from flower.roles.sandbox import Sandbox
 
         try:
             return Sandbox.resolve(False if self.off else None, allow_net=self.allow_net)

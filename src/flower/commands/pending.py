@@ -1,6 +1,6 @@
 """A question the last run was waiting on when it stopped, asked again at the wake.
 
-The file itself is :mod:`flower.core.pending` (re-exported here for imports written
+The file itself is :mod:`flower.records.pending` (re-exported here for imports written
 before it moved); this is the terminal's part: before "Continue?", each question a run
 that is gone left unanswered is shown as it was asked, and the line typed is its answer
 (a digit picks an option, Enter lets the agent decide). The workflow gives the answer
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flower.core.pending import (
+from flower.records.pending import (
     PENDING_NAME,
     PendingFile,
     answer_stale,

@@ -58,7 +58,7 @@ def rewind(
     g: Globals,
 ) -> None:
     """Go back to the start of round N: the folder and the conversation as they were."""
-    from flower.core.checkpoints import CheckpointError
+    from flower.records.checkpoints import CheckpointError
 
     if sum(bool(x) for x in (target, undo, prune)) > 1:
         raise click.UsageError("give one of N, --undo or --prune")
@@ -78,8 +78,8 @@ def rewind(
 
 def open_checkpoints(g: Globals) -> Any:
     """The checkpoints of the run in this folder; ``ValueError`` when there is no run."""
-    from flower.core.checkpoints import Checkpoints
-    from flower.core.lineage import continuing_run
+    from flower.records.checkpoints import Checkpoints
+    from flower.records.lineage import continuing_run
 
     run = continuing_run(g.run_dir, g.workspace) if g.run_dir.is_dir() else ""
     if not run:
@@ -90,7 +90,7 @@ def open_checkpoints(g: Globals) -> Any:
 def list_checkpoints(store: Any, g: Globals, *, as_json: bool) -> None:
     import json
 
-    from flower.core.going_back import rows as checkpoint_rows
+    from flower.workflow.going_back import rows as checkpoint_rows
 
     rows = checkpoint_rows(store, g.workspace, g.run_dir)
     if as_json:
@@ -121,7 +121,7 @@ def _under_lock(
     yes: bool, say: str | None,
 ) -> int:  # fmt: skip
     from flower.commands.session import print_error
-    from flower.core.runlock import RunActive, run_lock
+    from flower.records.runlock import RunActive, run_lock
 
     try:
         with run_lock(g.run_dir):
@@ -137,7 +137,7 @@ def _under_lock(
 
 def _rewind(store: Any, g: Globals, target: str | None, *, yes: bool, say: str | None) -> int:
     from flower.commands.session import print_error
-    from flower.core.going_back import RunRecords, apply, prepare
+    from flower.workflow.going_back import RunRecords, apply, prepare
 
     interactive = sys.stdin is not None and sys.stdin.isatty()
     plan = prepare(store, target)

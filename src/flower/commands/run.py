@@ -45,7 +45,7 @@ def run(
     workflow = load_workflow(target)
     from flower.commands.go import budget_stopped
     from flower.commands.launch import drive, hold_run, make_view, open_runtime
-    from flower.core.budget import Budget, BudgetReached
+    from flower.runtime.budget import Budget, BudgetReached
 
     terminal, renderer, interactive = make_view(g)
     rt = open_runtime(  # whether its agents have Bash is known only as each step starts
@@ -54,7 +54,7 @@ def run(
     )  # fmt: skip
     if rt is None:
         sys.exit(EXIT_USAGE)
-    if budget is not None:  # else the run's kept cap, if any (core/budget.py)
+    if budget is not None:  # else the run's kept cap, if any (runtime/budget.py)
         rt.budget = Budget(budget)
     with ExitStack() as held:
         try:

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flower.commands import EXIT_FAILED, EXIT_OK, EXIT_QUIT, EXIT_STUCK, EXIT_USAGE
-from flower.core.pending import PendingFile
+from flower.records.pending import PendingFile
 
 if TYPE_CHECKING:
-    from flower.core.events import Event
-    from flower.core.runtime import Runtime
+    from flower.kernel.events import Event
+    from flower.runtime.base import Runtime
     from flower.workflow.base import Ctx, Workflow
 
 #: Events an oracle is shown for a side question (the most recent ones).
@@ -143,7 +143,7 @@ class Session:
     def _announce_end(self, code: int, closing: dict[str, Any]) -> None:
         """The closing line's facts as an ``end`` event, to the plugins only (the view
         shows them through ``closing``): a page that followed the run says the same."""
-        from flower.core.events import Event, emit
+        from flower.kernel.events import Event, emit
 
         started = getattr(self.renderer, "started", None)  # the view's clock, when it has one
         since = started if isinstance(started, float) else self.started
@@ -282,7 +282,7 @@ class Session:
             self.terminal.line("(ask something after the ?)", "dim")
             return
         from flower.commands.aside import answer_aside
-        from flower.core.events import emit
+        from flower.kernel.events import emit
 
         task = asyncio.ensure_future(
             answer_aside(

@@ -4,7 +4,7 @@ A newcomer's first obstacle is the key: an installed flower has no folder of its
 for a ``.env``, and a wrong key otherwise shows up minutes into a run. This command asks
 for the key (hidden), an optional gateway URL, an optional model and the language flower
 speaks (``en`` or ``zh``; Enter takes the one saved, else the locale's suggestion, else
-the seed's Chinese: :mod:`flower.core.lang`), writes them to
+the seed's Chinese: :mod:`flower.kernel.lang`), writes them to
 ``${XDG_CONFIG_HOME:-~/.config}/flower/.env`` (mode 0600, merged with what is there),
 then spends one request of a few tokens to say ``ok`` / ``auth`` / ``config`` /
 ``network`` (``FLOWER_NO_PROBE=1`` or ``--no-probe`` skips it).
@@ -50,7 +50,7 @@ __all__ = [
 
 #: The keys this command writes; any other line of the file is kept as it is.
 CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
-#: The language flower speaks (``flower.core.lang.ENV``), saved beside the key.
+#: The language flower speaks (``flower.kernel.lang.ENV``), saved beside the key.
 LANG_KEY = "FLOWER_LANG"
 CLEAR = "-"
 _URL = re.compile(r"^https?://[^\s/]+(/\S*)?$", re.IGNORECASE)
@@ -142,8 +142,8 @@ class _Cancelled(Exception):
 
 def needs_setup(workspace: str | Path | None = None) -> bool:
     """True when, after the ``.env`` lookup, no credential the CLI accepts is there."""
-    from flower.core.credentials import check_credentials
-    from flower.core.env import load_environment
+    from flower.kernel.credentials import check_credentials
+    from flower.kernel.env import load_environment
 
     load_environment(workspace)
     try:
@@ -155,7 +155,7 @@ def needs_setup(workspace: str | Path | None = None) -> bool:
 
 def no_terminal_message() -> str:
     """The one line for ``flower setup`` without a terminal to ask on."""
-    from flower.core.env import show_path, user_env_path
+    from flower.kernel.env import show_path, user_env_path
 
     return (
         "flower setup: needs a terminal to ask for the key; without one, set"
@@ -167,7 +167,7 @@ def no_terminal_message() -> str:
 def run_setup(io: Any = None, *, probe: bool | None = None) -> bool:
     """Run the questions; True when a run can start with what was saved (see
     :attr:`SetupOutcome.usable`). ``io`` is a :class:`SetupIO`, a
-    :class:`flower.ui.terminal.Terminal` (wrapped in :class:`TerminalIO`), or ``None``
+    :class:`flower.human.terminal.Terminal` (wrapped in :class:`TerminalIO`), or ``None``
     for a new Terminal on standard output."""
     return setup_flow(as_setup_io(io), probe=probe).usable
 
@@ -177,7 +177,7 @@ def as_setup_io(io: Any = None) -> SetupIO:
     if io is not None and hasattr(io, "ask_secret"):
         return cast(SetupIO, io)
     if io is None:
-        from flower.ui.terminal import Terminal
+        from flower.human.terminal import Terminal
 
         io = Terminal()
     return TerminalIO(io)
@@ -194,7 +194,7 @@ def setup_flow(
 
     ``probe=None`` probes unless ``FLOWER_NO_PROBE`` is set.
     """
-    from flower.core.env import mask, parse_env_file, show_path, user_env_path
+    from flower.kernel.env import mask, parse_env_file, show_path, user_env_path
 
     environ = os.environ if environ is None else environ
     path = path or user_env_path(environ)
@@ -240,7 +240,7 @@ def setup_flow(
         return outcome
     saved = parse_env_file(path)
     if LANG_KEY in updates:  # a first-run setup's choice is the language of the run after it
-        from flower.core.lang import resettle
+        from flower.kernel.lang import resettle
 
         resettle()
     outcome.saved = sorted(k for k, v in updates.items() if v is not None)
@@ -273,7 +273,7 @@ def _ask_token(io: SetupIO, *, keep: bool) -> str | None:
         if any(c.isspace() or not c.isprintable() for c in token):
             io.say("  a key has no spaces or control characters; paste it again")
             continue
-        from flower.core.env import mask
+        from flower.kernel.env import mask
 
         io.say(f"  key: {mask(token)}")
         return token
@@ -309,7 +309,7 @@ def _ask_language(io: SetupIO, saved: str | None, environ: Mapping[str, str]) ->
     """The language to save, or ``None`` when the answer changes nothing (what is saved
     stays; with nothing saved, Chinese applies anyway). Enter takes the saved choice,
     else the locale's suggestion (``LC_ALL``, ``LC_MESSAGES``, ``LANG``), else Chinese."""
-    from flower.core.lang import DEFAULT, from_locale, normalize
+    from flower.kernel.lang import DEFAULT, from_locale, normalize
 
     now = normalize(saved)
     suggested = now or from_locale(environ) or DEFAULT
@@ -344,7 +344,7 @@ def _apply(
 ) -> None:
     """Make this process use what was saved, unless a higher source sets the key (then
     say which source wins, or the saved key would seem to have no effect)."""
-    from flower.core import env as envmod
+    from flower.kernel import env as envmod
 
     for key in updates:
         before = envmod.origin(key, environ)
@@ -364,7 +364,7 @@ def _apply(
 
 def _probe(io: SetupIO, saved: Mapping[str, str], environ: Mapping[str, str]) -> str:
     """Try the saved values (what was just typed), not whatever shadows them."""
-    from flower.core.probe import probe
+    from flower.runtime.probe import probe
 
     trial = {k: v for k, v in environ.items() if k not in CREDENTIALS}
     trial.pop("ANTHROPIC_BASE_URL", None)
@@ -420,8 +420,8 @@ def save_env(path: Path, updates: Mapping[str, str | None]) -> None:
 def save_language(value: str, path: Path | None = None) -> int:
     """``flower setup --lang``: save the language beside the key, ask nothing; the exit
     code (2 for a language flower does not speak)."""
-    from flower.core.env import show_path, user_env_path
-    from flower.core.lang import parse
+    from flower.kernel.env import show_path, user_env_path
+    from flower.kernel.lang import parse
 
     try:
         code = parse(value, source="--lang")

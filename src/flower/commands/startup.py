@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from flower.core.runtime import Runtime
+    from flower.runtime.base import Runtime
 
 __all__ = ["session_elsewhere", "startup_problem", "store_url_refusal", "unwritable_workspace"]
 
@@ -95,7 +95,7 @@ def session_elsewhere(rt: Runtime, session_id: str) -> str | None:
 
     from claude_agent_sdk.types import SessionKey
 
-    from flower.core.assembly import run_sync
+    from flower.runtime.assembly import run_sync
 
     finder = getattr(rt.store, "projects_of", None)
     if finder is None:
@@ -120,13 +120,13 @@ def session_elsewhere(rt: Runtime, session_id: str) -> str | None:
 def lost_store(workspace: Path, run_dir: Path, workbench_root: Path) -> tuple[str, str] | None:
     """``(run id, one line)`` when this folder's run has lost its embedded store: the
     lineage or the workbench names a run, flower kept its state outside the workspace
-    (``core/state_copy.py``), and ``run_dir/sessions.db`` is gone. ``None`` otherwise,
+    (``records/state_copy.py``), and ``run_dir/sessions.db`` is gone. ``None`` otherwise,
     and always with ``FLOWER_STORE_URL`` set (a server's store is not a file to lose)."""
     import os
 
-    from flower.core.lineage import continuing_run
-    from flower.core.runstate import marked_run
-    from flower.core.state_copy import load_state, state_path
+    from flower.records.lineage import continuing_run
+    from flower.records.runstate import marked_run
+    from flower.records.state_copy import load_state, state_path
 
     if os.environ.get("FLOWER_STORE_URL") or (run_dir / "sessions.db").exists():
         return None
@@ -152,9 +152,9 @@ def dead_endpoint(workspace: Path) -> str | None:
     setup comes first) and without a proxy (a direct handshake would prove nothing)."""
     import os
 
-    from flower.core.assembly import read_dotenv
-    from flower.core.credentials import check_credentials
-    from flower.core.resilience import endpoint, reachable
+    from flower.kernel.credentials import check_credentials
+    from flower.runtime.assembly import read_dotenv
+    from flower.runtime.resilience import endpoint, reachable
 
     read_dotenv(workspace)  # what the run will use: the .env files fill the gaps
     try:

@@ -56,13 +56,13 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
     """Everything status shows, as plain data (``simulated``: a ``flower demo`` folder,
     whose costs the scripted model played and nobody paid)."""
     from flower.commands.demo import played_by_demo
-    from flower.core.goal import Verdict
-    from flower.core.going_back import listing
-    from flower.core.manifest import Manifest
-    from flower.core.outcome import read_outcome
-    from flower.core.pending import read_pending, stale_asks
-    from flower.core.runlock import holder_of
+    from flower.records.manifest import Manifest
+    from flower.records.outcome import read_outcome
+    from flower.records.pending import read_pending, stale_asks
+    from flower.records.runlock import holder_of
     from flower.workflow import wake_state
+    from flower.workflow.going_back import listing
+    from flower.workflow.verdicts import Verdict
 
     state = wake_state(workspace, run_dir=run_dir)
     rows = Manifest(run_dir).read() if run_dir.is_dir() else []
@@ -117,10 +117,10 @@ def collect(workspace: Path, run_dir: Path) -> dict[str, Any]:
 
 
 def judge_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
-    """This run's judge ledger, summed up (:func:`flower.core.ledger.agreement`);
+    """This run's judge ledger, summed up (:func:`flower.records.ledger.agreement`);
     ``None`` when nothing was judged, ``{"error": …}`` when the store cannot say."""
-    from flower.core.ledger import agreement
-    from flower.core.lineage import continuing_run
+    from flower.records.ledger import agreement
+    from flower.records.lineage import continuing_run
     from flower.stores.errors import StoreError
 
     run = continuing_run(run_dir, workspace)
@@ -136,7 +136,7 @@ def judge_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
 def last_ruling(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
     """The run's latest verdict as the judge ledger keeps it (after flower's own checks
     had their say), or ``None`` when the ledger has none or cannot be read."""
-    from flower.core.lineage import continuing_run
+    from flower.records.lineage import continuing_run
     from flower.stores.errors import StoreError
 
     run = continuing_run(run_dir, workspace)
@@ -155,11 +155,11 @@ def last_ruling(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
 
 
 def budget_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
-    """This run's budget from the store (``core/budget.py``): ``cap`` (USD, ``None``: no
+    """This run's budget from the store (``runtime/budget.py``): ``cap`` (USD, ``None``: no
     cap), ``spent`` (every session of every process and machine), ``left``, ``reached``;
     ``None`` when the run has no cap and spent nothing, ``{"error": …}`` when the store
     cannot say."""
-    from flower.core.lineage import continuing_run
+    from flower.records.lineage import continuing_run
     from flower.stores.errors import StoreError
 
     run = continuing_run(run_dir, workspace)
@@ -176,7 +176,7 @@ def budget_summary(run_dir: Path, workspace: Path) -> dict[str, Any] | None:
 
 def budget_state(found: dict[str, Any]) -> dict[str, Any]:
     """A store's ``{cap, spent, sessions}`` with ``left`` and ``reached`` added."""
-    from flower.core.budget import EPSILON
+    from flower.runtime.budget import EPSILON
 
     cap, spent = found["cap"], float(found["spent"])
     return {
@@ -191,7 +191,7 @@ def budget_state(found: dict[str, Any]) -> dict[str, Any]:
 def describe_budget(budget: dict[str, Any], *, simulated: bool = False) -> str:
     """The budget in one line: spent of the cap, what is left, or how to go on;
     ``simulated`` labels the spend so."""
-    from flower.core.budget import money, raised
+    from flower.runtime.budget import money, raised
 
     if "error" in budget:
         return f"budget: unavailable ({budget['error']})"
@@ -254,7 +254,7 @@ def runs_in_store(run_dir: Path) -> list[dict[str, Any]]:
     """The store's run list (``FLOWER_STORE_URL``, else ``run_dir/sessions.db``), each
     run with its judge ledger summed up (``judge``); a store that cannot be opened is a
     one-line usage error."""
-    from flower.core.ledger import agreement
+    from flower.records.ledger import agreement
     from flower.stores.errors import StoreError
 
     def read(store: Any) -> list[dict[str, Any]]:
@@ -358,8 +358,8 @@ def describe_judge(judge: dict[str, Any], *, simulated: bool = False) -> str:
 
 def describe(report: dict[str, Any]) -> list[str]:
     """The report as lines a person reads (step names glossed in English)."""
-    from flower.core.lang import step_label
-    from flower.core.outcome import describe as describe_outcome
+    from flower.kernel.lang import step_label
+    from flower.records.outcome import describe as describe_outcome
 
     started = report["steps"] or report["waking"] or report.get("sessions")
     if not started and not report.get("unanswered"):

@@ -4,7 +4,7 @@ The brief and the goal are files in the workbench, and a file is only as safe as
 folder it is in: any process of the machine's user can change it between two flowers.
 So when flower freezes one it also keeps the text here, keyed by run id and file name,
 with its SHA-256; the next load compares the file with this copy
-(:mod:`flower.core.frozen_copy`) and puts the frozen text back when they differ.
+(:mod:`flower.records.frozen_copy`) and puts the frozen text back when they differ.
 """
 
 from __future__ import annotations

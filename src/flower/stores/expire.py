@@ -2,7 +2,7 @@
 
 A ``git status`` or an ``ls`` says how things stood when it ran; twenty replies later it
 misleads more than it helps. :class:`EphemeralPolicy` keeps the newest ``keep_recent``
-such results (by :func:`~flower.core.ephemeral.is_ephemeral`) and replaces the text of
+such results (by :func:`~flower.roles.ephemeral.is_ephemeral`) and replaces the text of
 the older ones with ``EphemeralPolicy.text``. Split from :mod:`flower.stores.trim`,
 which runs it inside ``load()`` and re-exports these names.
 
@@ -21,8 +21,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from flower.core.ephemeral import is_ephemeral
-from flower.core.lang import localized
+from flower.kernel.lang import localized
+from flower.roles.ephemeral import is_ephemeral
 from flower.stores.scan import Scan, scan
 from flower.stores.transcript import Entry, text_length, tool_uses
 
@@ -40,7 +40,7 @@ CMD_CHARS = 80
 
 #: What a stale one-off result becomes (the seed's default of ``EphemeralPolicy.text``),
 #: and its English, used when the language in effect at load time is English
-#: (:mod:`flower.core.lang`); a text you set on the policy stays as given.
+#: (:mod:`flower.kernel.lang`); a text you set on the policy stays as given.
 EXPIRED_TEXT = "[{cmd} 的结果已过期(第 {age} 轮前),当前状态可能已变。需要请重新执行]"
 EXPIRED_TEXT_EN = (
     "[The result of {cmd} is out of date (from {age} round(s) ago); the state may have"

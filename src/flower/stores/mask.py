@@ -73,7 +73,7 @@ SMALL_TEXT = 200
 #: length less this.
 PLACEHOLDER_CHARS = 150
 #: Seconds a prefix written with ``"ttl": "1h"`` stays cached (the 1-hour prompt cache;
-#: the session store prices its writes, :mod:`flower.core.cache_rhythm` asks for it).
+#: the session store prices its writes, :mod:`flower.runtime.cache_rhythm` asks for it).
 HOUR = 3600.0
 #: The step expiry's boundary moves in while the cache may be warm, when nothing masks
 #: (``Runtime(trim=False)``) and ``MaskPolicy.chunk`` is ``None``.
@@ -281,7 +281,7 @@ def placeholder(n: int, path: Path | str, english: bool | None = None) -> str:
     """The one line a masked result becomes, in the language in effect at load time
     (``english``: already looked up, once per load)."""
     if english is None:
-        from flower.core.lang import EN, current
+        from flower.kernel.lang import EN, current
 
         english = current() == EN
     return (MASK_TEXT_EN if english else MASK_TEXT).format(n=f"{n:,}", path=path)

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flower.core.lang import localized
+from flower.kernel.lang import localized
 from flower.stores.mask import MaskPolicy
 from flower.stores.scan import Scan, scan
 from flower.stores.transcript import (
@@ -76,7 +76,7 @@ INTERRUPTED_NOTE = "[上一轮在此处被中断,该工具结果未产生]"
 
 #: How flower words a call whose result was never recorded (a killed process, an outage
 #: that cut a worker off): neither done nor undone, to be verified. The cut-off report of
-#: a resumed coordinator (``core/cutoff_report.py``) uses the same words.
+#: a resumed coordinator (``runtime/cutoff_words.py``) uses the same words.
 UNSURE = "可能已经生效,也可能没有,先核实再继续"
 
 #: The result given to a call that never got one: the process ended while it ran, so
@@ -84,7 +84,7 @@ UNSURE = "可能已经生效,也可能没有,先核实再继续"
 ORPHAN_NOTE = f"[中断:此调用没有结果,它{UNSURE}(看文件或状态),不要盲目重做]"
 
 #: The same three in English, used when the language in effect at load time is English
-#: (:mod:`flower.core.lang`): the policy's defaults follow the language, a text you set
+#: (:mod:`flower.kernel.lang`): the policy's defaults follow the language, a text you set
 #: on the policy stays as given.
 INTERRUPTED_NOTE_EN = "[The last round was interrupted here; this tool call left no result]"
 UNSURE_EN = "may or may not have taken effect, so verify before going on"

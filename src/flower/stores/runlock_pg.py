@@ -1,6 +1,6 @@
 """One flower per run across machines: a Postgres advisory lock keyed by the run's id.
 
-``runs/run.lock`` (:mod:`flower.core.runlock`) stops a second flower on the same machine.
+``runs/run.lock`` (:mod:`flower.records.runlock`) stops a second flower on the same machine.
 With the session store in Postgres the same run can also be woken on another machine (its
 folder copied there, its transcripts in the shared store); the lock file cannot see that
 one. This lock lives in the database both machines use: ``pg_try_advisory_lock`` on a

@@ -1,6 +1,6 @@
 """What each run spent and the cap it was given, in the store every machine shares.
 
-A run budget (``core/budget.py``) is only as good as its count: the spend of a process
+A run budget (``runtime/budget.py``) is only as good as its count: the spend of a process
 that died, of yesterday's wake, of another machine continuing the same run, all have to
 be in it. So every model session that cost something is one row here (``spend``: run id,
 step, session, cost), appended by whichever process ran it, and the run's total is their

@@ -15,7 +15,7 @@ import re
 import stat
 from pathlib import Path
 
-from flower.core.workbench import atomic_write, keep_out_of_git
+from flower.records.workbench import atomic_write, keep_out_of_git
 
 __all__ = ["SpillFolder"]
 

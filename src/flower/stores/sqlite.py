@@ -13,7 +13,7 @@ process's lock must not freeze that loop. An async engine would need two more dr
 (``aiosqlite``, ``greenlet``) for the same effect; ``anyio.to_thread`` costs tens of
 microseconds a call, next to milliseconds for a committed batch.
 
-Every line is redacted before it is stored (:mod:`flower.core.redact`): a transcript
+Every line is redacted before it is stored (:mod:`flower.kernel.redact`): a transcript
 holds tool output, and tool output can hold the API key. Only string values change,
 never a key, a uuid or the line's shape; a line with nothing to hide (nearly all) costs
 a few substring checks on its encoded text.
@@ -41,9 +41,9 @@ from claude_agent_sdk.types import (
     SessionSummaryEntry,
 )
 
-from flower.core.durable import CallLedger
-from flower.core.redact import Redactor
-from flower.core.redact import current as current_redactor
+from flower.kernel.redact import Redactor
+from flower.kernel.redact import current as current_redactor
+from flower.stores.calls import CallLedger
 from flower.stores.database import StoreDatabase
 from flower.stores.engine import WRITE, dumps, pg_dumps, pg_loads
 from flower.stores.lines import RepeatedStrings, check_objects, find_bad_json
@@ -167,7 +167,7 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
 
     @property
     def calls(self) -> CallLedger:
-        """The tool calls this store has taken (:mod:`flower.core.durable`)."""
+        """The tool calls this store has taken (:mod:`flower.stores.calls`)."""
         ledger = self.__dict__.get("_calls")
         if ledger is None:
             ledger = self.__dict__["_calls"] = CallLedger()
@@ -210,7 +210,7 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
     async def stored(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         """The lines of ``key`` exactly as stored: what ``load()`` returns before any load
         policy of a subclass reshapes it (the cut-off report reads a worker's real
-        history with it, ``core/cutoff.py``)."""
+        history with it, ``runtime/cutoff.py``)."""
         return await self._in_thread(self._load, key)
 
     async def context_tokens(self, key: SessionKey) -> int | None:
@@ -229,7 +229,7 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
         newest first, as ``(uuid, line)``; under any project key when ``project_key`` is
         ``None`` (a session id is unique). Synchronous and one indexed query: a
         coordinator's history is megabytes, and finding where it can be resumed at
-        (``core/rewind.py``) needs only its last few rows."""
+        (``workflow/rewind.py``) needs only its last few rows."""
         query = (
             sa.select(entries_t.c.uuid, entries_t.c.entry)
             .where(

@@ -28,7 +28,7 @@ Choices the seed leaves open, made here:
   folder cannot be made, or a folder on its way is a symlink, wherever it leads) stays
   whole and is counted as ``spill_failed``: a resume never fails, and nothing is lost,
   for it;
-- the spill file and the pointer's head are redacted (:mod:`flower.core.redact`): no
+- the spill file and the pointer's head are redacted (:mod:`flower.kernel.redact`): no
   known secret value reaches the spill folder or the resumed context through them.
 """
 
@@ -46,10 +46,10 @@ from typing import Any
 
 from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
-from flower.core.ephemeral import is_ephemeral
-from flower.core.lang import EN, current
-from flower.core.redact import current as current_redactor
-from flower.core.redact import watch
+from flower.kernel.lang import EN, current
+from flower.kernel.redact import current as current_redactor
+from flower.kernel.redact import watch
+from flower.roles.ephemeral import is_ephemeral
 from flower.stores.expire import CMD_CHARS as CMD_CHARS
 from flower.stores.expire import EXPIRED_TEXT as EXPIRED_TEXT
 from flower.stores.expire import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
@@ -152,7 +152,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         self.now: Callable[[], float] = time.time
         #: Session id -> seconds its prompt cache lives, when longer than the mask
         #: policy's ``cold_after`` (a session that asked for the 1-hour cache, told by
-        #: the Runtime: ``core/cache_rhythm.py``). A load within that time is warm.
+        #: the Runtime: ``runtime/cache_rhythm.py``). A load within that time is warm.
         self.cache_lifetimes: dict[str, float] = {}
         #: Line uuid -> characters of its stored message (a move's rewrite, measured
         #: once per line: :meth:`_view_chars`).

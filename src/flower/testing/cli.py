@@ -33,7 +33,7 @@ from typing import NoReturn
 import click
 
 #: What the printed environment adds to the scripted model's own variables: flower reads
-#: no ``.env`` file and borrows nothing from Claude Code's settings (``core/env.py``), a
+#: no ``.env`` file and borrows nothing from Claude Code's settings (``kernel/env.py``), a
 #: proxy of the user's shell is never asked to reach the loopback server, and the run
 #: view labels its costs simulated (``flower.ui.render.SIMULATED_ENV``).
 SEALED = {
@@ -110,7 +110,7 @@ def serve(
         "turns": [{"tool_use": {"name": "Bash", "input": {"command": "ls"}}},
                   {"text": "done", "usage": {"input_tokens": 12000}}]}]}
     """
-    from flower.core.workbench import atomic_write
+    from flower.records.workbench import atomic_write
 
     from .script import ScriptError, load_script
     from .server import ScriptedModel

@@ -89,8 +89,8 @@ def offline(
     # The seed's language unless the test chooses: neither the shell's FLOWER_LANG nor a
     # language an earlier test's command pinned in this process carries over.
     monkeypatch.delenv("FLOWER_LANG", raising=False)
-    monkeypatch.setattr("flower.core.lang._chosen", None)
-    monkeypatch.setattr("flower.core.lang._settled", False)
+    monkeypatch.setattr("flower.kernel.lang._chosen", None)
+    monkeypatch.setattr("flower.kernel.lang._settled", False)
     return _set(monkeypatch, offline_env(DEAD_LOOPBACK, home=home))
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flower.core.lang import step_label
-from flower.ui.formats import duration, tilde
+from flower.kernel.formats import duration, tilde
+from flower.kernel.lang import step_label
 
 __all__ = ["SIMULATED_ENV", "closing_lines", "total_words", "wake_label"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import threading
 
+from flower.human.terminal import Terminal
 from flower.ui.countdown import Countdown
-from flower.ui.terminal import Terminal
 
 __all__ = ["LineView"]
 

@@ -1,8 +1,8 @@
 """Events in, lines out: the run view.
 
 A :class:`Renderer` is the ``on_event`` callback of a run. It turns each
-:class:`flower.core.events.Event` (docs/workflow.md lists every kind) into lines on a
-:class:`flower.ui.terminal.Terminal` and knows nothing of the workflow beyond the event
+:class:`flower.kernel.events.Event` (docs/workflow.md lists every kind) into lines on a
+:class:`flower.human.terminal.Terminal` and knows nothing of the workflow beyond the event
 kinds and their payloads, so any driver (``flower``, ``flower once``, ``flower run``, a
 script) shows a run the same way, and a plugin can replace the whole view through the
 ``flower_renderer`` hook (:func:`renderer_for`).
@@ -34,19 +34,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flower.human.terminal import Terminal
+from flower.kernel.formats import gist, kilo, plural, tilde
 from flower.plugin_types import View  # the protocol lives with the plugin-facing types
 from flower.ui.closing_words import SIMULATED_ENV, closing_lines, total_words, wake_label
 from flower.ui.countdown import Countdown
-from flower.ui.formats import gist, kilo, plural, tilde
 from flower.ui.runtime_lines import CLI_STOPPED_TEXTS as CLI_STOPPED_TEXTS
 from flower.ui.runtime_lines import DISPATCH_TOOLS as DISPATCH_TOOLS
 from flower.ui.runtime_lines import RuntimeLines
-from flower.ui.terminal import Terminal
 from flower.ui.workflow_lines import RULE as RULE
 from flower.ui.workflow_lines import WorkflowLines
 
 if TYPE_CHECKING:
-    from flower.core.events import Event
+    from flower.kernel.events import Event
 
 __all__ = ["Renderer", "View", "closing_lines", "plural", "renderer_for", "total_words"]
 

@@ -14,10 +14,10 @@ import math
 import time
 from typing import Any
 
-from flower.core.lang import step_label
-from flower.core.result import STOPPED
-from flower.core.text import one_line
-from flower.ui.formats import duration, gist, kilo, plural, tilde
+from flower.kernel.formats import duration, gist, kilo, plural, tilde
+from flower.kernel.lang import step_label
+from flower.kernel.result import STOPPED
+from flower.kernel.text import one_line
 from flower.ui.line_view import LineView
 
 __all__ = ["CLI_STOPPED_TEXTS", "DISPATCH_TOOLS", "RuntimeLines"]
@@ -97,7 +97,7 @@ class RuntimeLines(LineView):
             self._say(f"> {name}({gist(data)})", "cyan")
 
     def _tool_result(self, p: dict[str, Any], step: str | None) -> None:
-        from flower.core.walls import is_refusal
+        from flower.roles.walls import is_refusal
 
         indent = 6 if p.get("subagent") else 2
         text = p.get("text") or ""
@@ -124,7 +124,7 @@ class RuntimeLines(LineView):
         self._say(f"{mark} check {p.get('index')} {state}: {what}{took}{why}", style, 2)
 
     def _restored(self, p: dict[str, Any], step: str | None) -> None:
-        from flower.core.frozen_copy import TOLD
+        from flower.records.frozen_copy import TOLD
 
         why = TOLD.get(str(p.get("what")), one_line(p.get("why") or "", 120))
         self._say(f"! {p.get('name')} {why}", "yellow", 2)
@@ -210,9 +210,9 @@ class RuntimeLines(LineView):
                 self._say(one_line(str(p["error"]), 400), "red", indent=2)
 
     def _budget(self, p: dict[str, Any], step: str | None) -> None:
-        """The run's budget (``core/budget.py``): a warning near the cap. At the cap the
+        """The run's budget (``runtime/budget.py``): a warning near the cap. At the cap the
         stopped step's result says why, and the command how to go on."""
-        from flower.core.budget import money
+        from flower.runtime.budget import money
 
         phase, cap = p.get("phase"), p.get("cap")
         spent = f"{money(p.get('spent'))} of {money(cap)} spent"

@@ -30,7 +30,7 @@ or what ``reduce`` makes of it); the private keys all start with ``_``:
 ``_channel``          the workflow's human channel (``None`` without one)
 ``_sessions``         step name -> its session id (pre-filled from the lineage)
 ``_results``          step name -> its last :class:`StepResult`
-``_lineage``          the :class:`~flower.core.lineage.Lineage` (``continuous`` only)
+``_lineage``          the :class:`~flower.records.lineage.Lineage` (``continuous`` only)
 ``_woke``             which wake-up this is: 1 on a first run, 2 on the next process…
 ``_aborted``          why a gate raised :class:`StepAbort`
 ``_failed_why``       why the step at ``_failed_at`` stopped the run (one line)
@@ -47,12 +47,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flower.core.events import Event, EventCallback, emit
+from flower.kernel.events import Event, EventCallback, emit
 
 if TYPE_CHECKING:
-    from flower.core.agent import AgentSpec
-    from flower.core.lineage import Lineage
-    from flower.core.runtime import Runtime, StepResult
+    from flower.records.lineage import Lineage
+    from flower.roles.agent import AgentSpec
+    from flower.runtime.base import Runtime, StepResult
 
 Ctx = dict[str, Any]
 
@@ -168,7 +168,7 @@ class Workflow:
         start: ``ctx -> None`` (or async), called once before the first step, when the
             run's records are open (``ctx["_runtime"]``, the lineage, the channel's
             wiring): the starter flow appends the human's wake remark to the brief here,
-            so it is kept as the frozen brief (``core/frozen_copy.py``).
+            so it is kept as the frozen brief (``records/frozen_copy.py``).
     """
 
     steps: list[Step]
@@ -193,7 +193,7 @@ class Workflow:
         """What flower writes for this workflow and no agent may: the judge ledger's notes
         and the channel's question log (the frozen documents protect themselves as they
         are loaded or frozen, ``workflow/frozen.py``)."""
-        from flower.core.ledger import LEDGER_NAME
+        from flower.records.ledger import LEDGER_NAME
 
         protect = getattr(runtime, "protect", None)
         if protect is None:
@@ -230,14 +230,14 @@ class Workflow:
         if lent:
             self.channel.on_event = on_event
         kept = self.channel is not None and getattr(self.channel, "on_amended", False) is None
-        if kept:  # an amended brief is the frozen one from then on (core/frozen_copy.py)
-            from flower.core.frozen_copy import keep
+        if kept:  # an amended brief is the frozen one from then on (records/frozen_copy.py)
+            from flower.records.frozen_copy import keep
 
             self.channel.on_amended = lambda path: keep(runtime, path)
         sessions: dict[str, str] = ctx.setdefault("_sessions", {})
         results: dict[str, StepResult] = ctx.setdefault("_results", {})
 
-        from flower.core.drift import Drift, record, since
+        from flower.records.drift import Drift, record, since
 
         lineage = self._lineage(runtime)
         if lineage is not None:
@@ -305,7 +305,7 @@ class Workflow:
                 if lineage is not None:  # what finish wrote is no drift for the next wake
                     record(lineage.workspace, lineage.path.parent)
             if lineage is not None:  # the last round's work, for `flower diff` and a rewind
-                from flower.core.rewind import take
+                from flower.workflow.rewind import take
 
                 take(runtime, sessions, kind="end", step=str(ctx.get("_failed_at") or ""))
             outcome.ended(ctx)
@@ -340,8 +340,8 @@ class Workflow:
         workspace = getattr(runtime, "workspace", None)
         if not self.continuous or run_dir is None or workspace is None:
             return None
-        from flower.core.lineage import LINEAGE_NAME, Lineage
-        from flower.core.runstate import mirror_for, restore
+        from flower.records.lineage import LINEAGE_NAME, Lineage
+        from flower.records.runstate import mirror_for, restore
 
         store = getattr(runtime, "store", None)
         workbench = self.workbench or getattr(runtime, "workbench", None)
@@ -472,7 +472,7 @@ def _failure(result: StepResult, ctx: Ctx) -> str:
         return str(ctx["_aborted"])
     if not result.ok and result.error:
         return result.error
-    from flower.core.goal import VERDICT_KEY
+    from flower.workflow.verdicts import VERDICT_KEY
 
     verdict = ctx.get(VERDICT_KEY)
     if verdict is not None and not getattr(verdict, "achieved", True):
@@ -485,7 +485,7 @@ def _failure(result: StepResult, ctx: Ctx) -> str:
 
 
 class _Outcome:
-    """Keeps ``outcome.json`` (:mod:`flower.core.outcome`) up to date for a continuous run:
+    """Keeps ``outcome.json`` (:mod:`flower.records.outcome`) up to date for a continuous run:
     which step runs now, then how the run ended."""
 
     def __init__(self, runtime: Any) -> None:
@@ -497,7 +497,7 @@ class _Outcome:
         self._write("running")
 
     def ended(self, ctx: Ctx) -> None:
-        from flower.core.goal import VERDICT_KEY
+        from flower.workflow.verdicts import VERDICT_KEY
 
         if ctx.get("_failed_at"):
             self._write("stopped", step=str(ctx["_failed_at"]), why=str(ctx.get("_failed_why")))
@@ -510,7 +510,7 @@ class _Outcome:
         import asyncio
         import signal
 
-        from flower.core.signals import received
+        from flower.runtime.signals import received
 
         signum = received()
         if signum is not None:  # a kill unwinds as a cancel does: it is no Ctrl-C
@@ -527,17 +527,17 @@ class _Outcome:
             return
         from pathlib import Path
 
-        from flower.core.outcome import write_outcome
+        from flower.records.outcome import write_outcome
 
         where = self.step if step is None else step
         write_outcome(Path(self.run_dir), state, step=where, why=why, met=met)
 
 
 def _checkpoint(runtime: Any, step: Step, ctx: Ctx, *, label: str, prompt: str) -> None:
-    """A checkpoint before an attempt (:mod:`flower.core.rewind`): a work round when the
+    """A checkpoint before an attempt (:mod:`flower.workflow.rewind`): a work round when the
     step is guarded by a judge (its round numbered as the ledger will number it)."""
-    from flower.core.goal import ROUND_KEY
-    from flower.core.rewind import take
+    from flower.workflow.rewind import take
+    from flower.workflow.verdicts import ROUND_KEY
 
     guarded = step.on_reject is not None and ROUND_KEY in ctx
     round_ = int(ctx.get(ROUND_KEY) or 0) + 1 if guarded else None
@@ -547,29 +547,29 @@ def _checkpoint(runtime: Any, step: Step, ctx: Ctx, *, label: str, prompt: str) 
 
 
 def _rewound(run_dir: Any, step: str) -> dict[str, Any] | None:
-    from flower.core.rewind import take_pending
+    from flower.workflow.rewind import take_pending
 
     return take_pending(run_dir, step)
 
 
 def _rewound_prompt(data: dict[str, Any], fallback: str) -> str:
-    from flower.core.rewind import rewound_prompt
+    from flower.workflow.rewind import rewound_prompt
 
     return rewound_prompt(data, fallback)
 
 
 def _rewound_done(run_dir: Any) -> None:
-    from flower.core.rewind import done_pending
+    from flower.workflow.rewind import done_pending
 
     done_pending(run_dir)
 
 
 def _late_answers(runtime: Any, step: str) -> str:
     """What the human answered since, to questions ``step`` asked before its run stopped
-    (:mod:`flower.core.pending`); ``""`` without a run folder or answers."""
+    (:mod:`flower.records.pending`); ``""`` without a run folder or answers."""
     from pathlib import Path
 
-    from flower.core.pending import take_answers
+    from flower.records.pending import take_answers
 
     run_dir = getattr(runtime, "run_dir", None)
     return take_answers(Path(run_dir), step) if run_dir else ""

@@ -5,7 +5,7 @@ editor) opens cold: it does not know what was asked, which acceptance checks pas
 which files are generated and must not be edited by hand, which approaches were dead
 ends, or where flower's workbench is. So when a run ends (the goal met, or the workflow
 stopped), one short read-only round writes that down, and flower puts it in a managed
-block of the project's ``CLAUDE.md`` and ``AGENTS.md`` (``core/bequest.py``: only the
+block of the project's ``CLAUDE.md`` and ``AGENTS.md`` (``workflow/bequest_block.py``: only the
 text between flower's markers is ever changed).
 
 The round sees the brief, the goal, the last verdict and the dead ends the handoffs
@@ -15,7 +15,7 @@ facts is written instead, marked as such: the next tool always finds something t
 The block holds no timestamp, so a rerun that learns nothing new changes no byte.
 
 The round's rules and prompt and the block's headings are in the language in effect
-(:mod:`flower.core.lang`); a block written in one language is replaced whole by a run in
+(:mod:`flower.kernel.lang`); a block written in one language is replaced whole by a run in
 the other (the markers, which are English in both, are what find it).
 """
 
@@ -27,19 +27,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flower.core.agent import AgentSpec
-from flower.core.bequest import NAMES, Placement, place_everywhere
-from flower.core.brief import Brief
-from flower.core.events import Event, emit
-from flower.core.goal import Goal, Verdict
-from flower.core.handoff import Handoff
-from flower.core.lang import EN, current, pick
-from flower.core.ledger import LEDGER_NAME
-from flower.core.roles import LOOK_TOOLS
-from flower.core.sections import parse_sections
-from flower.core.text import one_line
-from flower.core.workbench import relative_posix
+from flower.kernel.events import Event, emit
+from flower.kernel.lang import EN, current, pick
+from flower.kernel.text import one_line
+from flower.records.handoff import Handoff
+from flower.records.ledger import LEDGER_NAME
+from flower.records.sections import parse_sections
+from flower.records.workbench import relative_posix
+from flower.roles.agent import AgentSpec
+from flower.roles.factory import LOOK_TOOLS
 from flower.workflow.base import Ctx
+from flower.workflow.bequest_block import NAMES, Placement, place_everywhere
+from flower.workflow.brief import Brief
+from flower.workflow.verdicts import Goal, Verdict
 
 __all__ = [
     "BEQUEST_PROMPT",

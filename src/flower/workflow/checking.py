@@ -1,7 +1,7 @@
 """Execution outranks opinion: the goal guard's checks that flower runs itself, each round.
 
 After a work round and before the judge rules, :func:`run_round` runs every runnable
-check of the goal (:mod:`flower.core.checks`, :mod:`flower.core.checkrun`) and reports
+check of the goal (:mod:`flower.workflow.checks`, :mod:`flower.workflow.check_run`) and reports
 each (a ``check`` event, a ``check`` row in the judge ledger). The judge is shown what
 ran and what it showed (:func:`prompt_block`); then :func:`overrule` holds the verdict to
 it: a check that failed makes the round ``not_yet`` whatever the judge said, and the
@@ -18,11 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from flower.core.checkrun import CheckResult, run_checks
-from flower.core.checks import runnable_checks
-from flower.core.events import Event, EventCallback, emit
-from flower.core.lang import pick
+from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.lang import pick
 from flower.workflow.base import Ctx, StepAbort
+from flower.workflow.check_run import CheckResult, run_checks
+from flower.workflow.checks import runnable_checks
 
 __all__ = [
     "STUCK_AFTER",
@@ -66,9 +66,9 @@ async def run_round(
     checks = runnable_checks(list(getattr(goal, "checks", []) or []))
     if not checks:
         return []
-    from flower.core.held_out import verify_scripts
-    from flower.core.ledger import record
-    from flower.core.sandbox import protected_paths
+    from flower.records.ledger import record
+    from flower.roles.sandbox import protected_paths
+    from flower.workflow.held_out import verify_scripts
 
     held_out = verify_scripts(runtime, step=step, on_event=on_event)
     workbench = getattr(runtime, "workbench", None)
@@ -191,7 +191,7 @@ def failed_by_round(runtime: Any, step: str) -> list[frozenset[str]]:
     reader = getattr(getattr(runtime, "store", None), "rulings", None)
     if not callable(reader):
         return []
-    from flower.core.ledger import run_id_of
+    from flower.records.ledger import run_id_of
 
     try:
         rows = [r for r in reader(run_id_of(runtime)) if r.get("kind") == "check"]

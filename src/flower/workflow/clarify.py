@@ -4,7 +4,7 @@ Of all the mistakes a long run makes, a misunderstood request is the one that pr
 makes worse: the context that showed the misunderstanding is gone, the decision built
 on it stays and looks like any other. So before anyone works, a clarifier asks the
 human (through the channel's ask tool), and its answer is parsed into a
-:class:`~flower.core.brief.Brief` and written to disk (the freeze). Everything after
+:class:`~flower.workflow.brief.Brief` and written to disk (the freeze). Everything after
 reads the frozen brief; nobody downstream ever sees the questions and answers.
 """
 
@@ -13,15 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.core.brief import Brief
-from flower.core.lang import pick
-from flower.core.roles import clarify
+from flower.kernel.lang import pick
+from flower.roles.factory import clarify
 from flower.workflow.base import Ctx, Prompt, Step
+from flower.workflow.brief import Brief
 from flower.workflow.frozen import frozen_step
 
 if TYPE_CHECKING:
-    from flower.core.agent import AgentSpec
-    from flower.core.runtime import StepResult
+    from flower.roles.agent import AgentSpec
+    from flower.runtime.base import StepResult
 
 #: ``ctx[BRIEF_KEY]`` is the frozen :class:`Brief` (``ctx[<step name>]`` its prompt block).
 BRIEF_KEY = "_brief"

@@ -4,7 +4,7 @@ Ask an agent, parse its answer into a document, and when the document is complet
 it to disk (the freeze) and load it into ``ctx``; a complete document already on disk
 skips the step but is loaded all the same (later steps need it either way); what is handed
 on is the parsed document, never the model's raw text. Every freeze is kept in the run's
-store and every load first compares the file with that copy (:mod:`flower.core.frozen_copy`):
+store and every load first compares the file with that copy (:mod:`flower.records.frozen_copy`):
 a document changed behind flower's back is put back before anyone reads it.
 """
 
@@ -14,13 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from flower.core.frozen_copy import check, keep
-from flower.core.sections import save_text
+from flower.records.frozen_copy import check, keep
+from flower.records.sections import save_text
 from flower.workflow.base import Ctx, Prompt, Step
 
 if TYPE_CHECKING:
-    from flower.core.agent import AgentSpec
-    from flower.core.runtime import StepResult
+    from flower.roles.agent import AgentSpec
+    from flower.runtime.base import StepResult
 
 
 class Document(Protocol):
@@ -72,7 +72,7 @@ def frozen_step(
 
     def when(ctx: Ctx) -> bool:
         runtime = ctx.get("_runtime")
-        if runtime is not None:  # as it was frozen, or put back (core/frozen_copy.py)
+        if runtime is not None:  # as it was frozen, or put back (records/frozen_copy.py)
             check(runtime, path, step=name, on_event=ctx.get("_on_event"))
         if always:
             return True
@@ -115,8 +115,8 @@ def _freeze(document: type[Document], doc: Document, path: Path) -> Document:
     the brief that every later step reads. Both hold the file's lock, so no remark lands
     between the read and the write. Returns the document as it now stands on disk.
     """
-    from flower.core.filelock import locked
-    from flower.core.sections import amendments, load_text
+    from flower.records.filelock import locked
+    from flower.records.sections import amendments, load_text
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(path):

@@ -12,7 +12,7 @@ in a session of its own, rules after every round:
                                     you judged wrong
 
 Every ruling, and every time the human overrules one, goes into the judge ledger
-(``core/ledger.py``): the store's ``ledger`` table and ``notes/判定记录.md``.
+(``records/ledger.py``): the store's ``ledger`` table and ``notes/判定记录.md``.
 
 The judge is not a Step: it is a plain ``rt.run`` inside the gate, always a fresh
 session, named ``<step>·判定#<n>``, so it never enters the lineage and never continues
@@ -28,13 +28,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.core.events import Event, EventCallback, emit
-from flower.core.frozen_copy import digest, keep, remember, remembered
-from flower.core.goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY, Goal, Verdict
-from flower.core.held_out import parse_scripts, replace_scripts
-from flower.core.lang import pick
-from flower.core.ledger import OVERRULED_MARK, override_row, record, rounds_ruled, verdict_row
-from flower.core.roles import judge
+from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.lang import pick
+from flower.records.frozen_copy import digest, keep, remember, remembered
+from flower.records.ledger import OVERRULED_MARK, override_row, record, rounds_ruled, verdict_row
+from flower.roles.factory import judge
 from flower.workflow.base import Ctx, Step, StepAbort
 from flower.workflow.checking import (
     STUCK_AFTER,
@@ -47,10 +45,12 @@ from flower.workflow.checking import (
 )
 from flower.workflow.checking import overrule as hold_to_checks
 from flower.workflow.frozen import frozen_step
+from flower.workflow.held_out import parse_scripts, replace_scripts
+from flower.workflow.verdicts import GOAL_KEY, ROUND_KEY, VERDICT_KEY, Goal, Verdict
 
 if TYPE_CHECKING:
-    from flower.core.agent import AgentSpec
-    from flower.core.runtime import StepResult
+    from flower.roles.agent import AgentSpec
+    from flower.runtime.base import StepResult
 
 
 SET_PROMPT = """\
@@ -258,7 +258,7 @@ def goal_step(
 def _brief_text(ctx: Ctx, brief_key: str) -> str:
     """The brief a goal is set from, as its file holds it (the same whatever language the
     run speaks), else as the step handed it on."""
-    from flower.core.sections import load_text
+    from flower.records.sections import load_text
 
     brief = ctx.get("_brief")
     path = getattr(brief, "path", None)

@@ -21,7 +21,7 @@ is appended to the brief (once), the goal is set again from the amended brief (o
 judge keeps checking the old list), and the coordinator is told directly (its context
 holds the old goal).
 
-Every prompt is in the language in effect (:mod:`flower.core.lang`), read when it is sent;
+Every prompt is in the language in effect (:mod:`flower.kernel.lang`), read when it is sent;
 the step names, the coordinator's name and the file names stay the seed's in every
 language, since the lineage and the manifest are keyed by them.
 """
@@ -32,20 +32,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from flower.core.agent import worktree_problem
-from flower.core.brief import Brief
-from flower.core.budget import BUDGET_KEY, env_budget, parse_budget
-from flower.core.frozen_copy import check
-from flower.core.goal import Goal
-from flower.core.lang import localized, pick
-from flower.core.lineage import LINEAGE_NAME, Lineage
-from flower.core.roles import coordinator, worker
-from flower.core.runstate import MARKER_NAME
-from flower.core.workbench import ARCHIVE_DIRNAME, Workbench
+from flower.kernel.lang import localized, pick
+from flower.records.frozen_copy import check
+from flower.records.lineage import LINEAGE_NAME, Lineage
+from flower.records.runstate import MARKER_NAME
+from flower.records.workbench import ARCHIVE_DIRNAME, Workbench
+from flower.roles.agent import worktree_problem
+from flower.roles.factory import coordinator, worker
+from flower.runtime.budget import BUDGET_KEY, env_budget, parse_budget
 from flower.workflow.base import Ctx, Step, Workflow
 from flower.workflow.bequest import bequest as write_bequest
+from flower.workflow.brief import Brief
 from flower.workflow.clarify import BRIEF_KEY, clarify_resume, clarify_step
 from flower.workflow.goal import GOAL_KEY, goal_step, with_goal
+from flower.workflow.verdicts import Goal
 
 DEFAULT_WORKER_PROMPT = "你负责实现。每改一处就跑一次验证,别攒到最后。"
 WORKER_DESCRIPTION = "写代码、跑测试:需要动手实现和验证的活派给它。"
@@ -172,7 +172,7 @@ def starter_flow(
             tool needs into a managed block of ``CLAUDE.md`` and ``AGENTS.md`` at the
             workspace root (``flower.workflow.bequest``); ``False``: leave them alone.
         budget_usd: The most the whole run may spend, in USD, every session of every
-            wake counted (``flower.core.budget``); kept with the run, so a later run
+            wake counted (``flower.runtime.budget``); kept with the run, so a later run
             without it keeps the cap. ``None``: ``FLOWER_BUDGET`` when set, else the cap
             the run kept (if any); ``math.inf``: clear the kept cap. When the budget is
             spent, ``Runtime.run`` raises ``BudgetReached`` at the next safe point.
@@ -309,7 +309,7 @@ def wake_state(
     what changed in the workspace since the last step ended, "" when nothing did or
     nothing is known), plus ``workbench`` and ``lineage`` (paths).
     """
-    from flower.core.drift import since
+    from flower.records.drift import since
 
     ws = Path(workspace).expanduser().absolute()
     wb = workbench_for(ws, isolate=isolate)
@@ -333,7 +333,7 @@ def wake_state(
 
 def _channel(log: Path, brief: Path, max_asks: int | None, timeout_s: float | None) -> Any:
     """The channel the installed plugins build (default: ``HumanChannel``)."""
-    from flower.core.human import HumanChannel
+    from flower.human.channel import HumanChannel
     from flower.plugins import get_plugin_manager
 
     built = get_plugin_manager().hook.flower_human_channel(

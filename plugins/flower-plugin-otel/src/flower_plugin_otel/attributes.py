@@ -9,7 +9,7 @@ Everything else flower knows is under ``flower.*``.
 Content (prompts, replies, tool input and output, questions and answers, the judge's
 reasons, failed checks' text) leaves the process only through :meth:`Content.text`:
 ``None`` unless ``FLOWER_OTEL_CONTENT=1``, and then with known secrets masked
-(``flower.core.redact``) and cut to ``FLOWER_OTEL_CONTENT_MAX`` characters.
+(``flower.kernel.redact``) and cut to ``FLOWER_OTEL_CONTENT_MAX`` characters.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def usage(numbers: dict[str, Any] | None) -> dict[str, int]:
 
 def error(text: Any) -> str:
     """An error text fit for an attribute: secrets masked, one line, cut short."""
-    from flower.core.redact import redact
+    from flower.kernel.redact import redact
 
     line = " ".join(str(text or "").split())
     line = redact(line)
@@ -100,7 +100,7 @@ class Content:
     def text(self, value: Any) -> str | None:
         if not self.on or value is None:
             return None
-        from flower.core.redact import redact
+        from flower.kernel.redact import redact
 
         if not isinstance(value, str):
             value = json.dumps(value, ensure_ascii=False, default=str)

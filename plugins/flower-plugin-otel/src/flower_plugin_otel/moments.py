@@ -70,7 +70,7 @@ class Moments:
             )
 
     def _on_override(self, event: Any, p: dict[str, Any], at: int) -> None:
-        from flower.core.ledger import AGREES
+        from flower.records.ledger import AGREES
 
         choice = str(p.get("choice") or "")
         self.meters.review(event.step or "", choice, choice in AGREES)

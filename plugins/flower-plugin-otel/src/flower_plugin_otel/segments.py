@@ -37,7 +37,7 @@ def lasting_run_id(rt: Any) -> str:
     run_dir, workspace = getattr(rt, "run_dir", None), getattr(rt, "workspace", None)
     lasting = ""
     if run_dir is not None and workspace is not None:
-        from flower.core.lineage import continuing_run
+        from flower.records.lineage import continuing_run
 
         try:
             lasting = continuing_run(run_dir, workspace)

@@ -8,7 +8,7 @@ handoff. So a document is opened relative to the ``notes`` folder's own descript
 followed) and ``O_NONBLOCK`` (a FIFO cannot block the open), then ``fstat`` must say a
 regular file; at most ``limit`` bytes are read. The caller runs this in a thread, so a
 slow disk or a large render never stalls the server's loop. The open and the bounded read
-are flower's own (:mod:`flower.core.untrusted`, which reads the run folder's pending
+are flower's own (:mod:`flower.records.untrusted`, which reads the run folder's pending
 questions the same way); this module adds the notes folder, the names and the notes a
 page shows for what it refused.
 """
@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from flower.core.untrusted import NotRegular, open_regular, read_most
+from flower.records.untrusted import NotRegular, open_regular, read_most
 
 #: The documents the page shows: name -> file in ``<workbench>/notes``.
 FILES = {"brief": "需求.md", "goal": "目标.md", "ledger": "判定记录.md"}

@@ -1,7 +1,7 @@
 """How the run ended, as the page's last event says it, and how long the page stays up.
 
 The page must not go on saying "reconnecting" once the run is over: ``flower web`` sends
-a last event, ``ended``, with the outcome in flower's words (``flower.core.outcome``: "the
+a last event, ``ended``, with the outcome in flower's words (``flower.records.outcome``: "the
 run finished: the goal was met", "the run stopped at 干活 (work): …"), the terminal's own
 closing lines (``flower.ui.render.closing_lines``, from the facts the session printed)
 and the total, side questions included and labelled, as the terminal's closing line has
@@ -40,7 +40,7 @@ def outcome_for(
     """The ``ended`` event's payload: ``state``, ``said`` (flower's words), ``lines`` (the
     terminal's closing lines, when it printed them), ``code``, the totals and ``total``
     (their words), ``stays`` (seconds the page's server stays up)."""
-    from flower.core.outcome import ended, read_outcome
+    from flower.records.outcome import ended, read_outcome
     from flower.ui.render import SIMULATED_ENV, closing_lines, total_words
 
     last = read_outcome(run_dir)

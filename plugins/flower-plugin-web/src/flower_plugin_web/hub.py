@@ -175,7 +175,7 @@ class Hub:
         callback = getattr(self.channel, "on_event", None)
         if callback is None or self.over is not None:
             return
-        from flower.core.events import Event
+        from flower.kernel.events import Event
 
         try:
             callback(Event(kind, payload))
@@ -354,7 +354,7 @@ class Hub:
     def stale(self) -> list[dict[str, Any]]:
         """Questions a run in this folder left unanswered when its process died (the next
         ``flower`` asks them again; the answer goes to the step that asked when it runs
-        again: ``flower.core.pending``), as the page's pending questions: their ids begin
+        again: ``flower.records.pending``), as the page's pending questions: their ids begin
         with :data:`STALE`. It reads a file the agents can replace (``stale.py``): call
         it in a thread, never on the server's loop."""
         if self.where is None:

@@ -7,7 +7,7 @@ Routes (every one behind ``guard.py``: the ``Host``, the token, the origin):
 ``GET /page.js``      its script
 ``GET /events``       server-sent events (``stream.py``); ``Last-Event-ID`` resumes
 ``GET /state``        what the page shows at load: the run's segment, pending questions,
-                      the checkpoints (``flower.core.going_back.listing``)
+                      the checkpoints (``flower.workflow.going_back.listing``)
 ``GET /doc/{name}``   ``brief``, ``goal``, ``handoff``, ``ledger`` rendered from Markdown
 ``GET /runs``         past steps and runs from ``manifest.json``
 ``POST /answer``      ``{"id", "answer"}`` or ``{"id", "decline": true}``
@@ -210,7 +210,7 @@ async def _answer_stale(hub: Hub, ask_id: str, body: dict[str, Any], limits: Any
     """Record the answer to a question a dead run left; the step that asked gets it when it
     runs again. 404 when it is no such question (or answered already, here or in the
     terminal: the first answer counts)."""
-    from flower.core.pending import answer_stale
+    from flower.records.pending import answer_stale
 
     declined = body.get("decline") is True
     text = None if declined else text_field(body, "answer", limits.line, "the answer")
@@ -251,12 +251,12 @@ def _manifest(path: Path) -> list[dict[str, Any]]:
 
 def _checkpoints(where: Where | None) -> dict[str, Any] | None:
     """The run's checkpoints as ``flower status`` has them
-    (:func:`flower.core.going_back.listing`), without the size: on a large repository it
+    (:func:`flower.workflow.going_back.listing`), without the size: on a large repository it
     walks every object, and the page asks again at every step and verdict. ``None``
     before the first."""
     if where is None:
         return None
-    from flower.core.going_back import listing
+    from flower.workflow.going_back import listing
 
     try:
         return listing(where.workspace, where.run_dir, sized=False)
@@ -278,7 +278,7 @@ async def _ask_aside(hub: Hub, question: str) -> None:
     """Ask the read-only oracle; the question and its answer (or why there is none) go
     to the pages and the terminal as ``aside`` events, marked as the page's."""
     from flower.commands import aside
-    from flower.core.events import Event
+    from flower.kernel.events import Event
 
     where = hub.where
     assert where is not None

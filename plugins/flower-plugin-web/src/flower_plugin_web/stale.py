@@ -1,9 +1,9 @@
 """The questions a dead run left in ``<run_dir>/pending.json``, as the page lists them.
 
-``flower.core.pending`` keeps the questions a run waits on in that file and reads it as
+``flower.records.pending`` keeps the questions a run waits on in that file and reads it as
 a file the agents could have planted must be read (no link followed, no blocking open,
 a regular file of bounded size, only entries of the expected types:
-``flower.core.pending._read``). Here they are only put in the page's shape; the caller
+``flower.records.pending._read``). Here they are only put in the page's shape; the caller
 reads them off the server's loop (before, the page read the file on its loop: a FIFO
 there froze every route, a link to ``/dev/zero`` took 2.2 GB in 2 s).
 """
@@ -20,7 +20,7 @@ def stale_asks(run_dir: Path) -> list[dict[str, Any]]:
     """The stale questions of ``run_dir``, each ``{"id", "question", "options", "step",
     "answer"}`` (``answer``: ``None`` while unanswered); ``[]`` when the file is missing,
     not a regular file, too big, not JSON or not of the expected shape."""
-    from flower.core.pending import stale_asks as left_by_the_run
+    from flower.records.pending import stale_asks as left_by_the_run
 
     return [
         {

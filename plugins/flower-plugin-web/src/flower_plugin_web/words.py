@@ -32,7 +32,7 @@ LINE = 16_384
 
 
 class _Capture:
-    """The little of a :class:`flower.ui.terminal.Terminal` the run view uses: lines are
+    """The little of a :class:`flower.human.terminal.Terminal` the run view uses: lines are
     kept, the status line (a countdown) is the page's own business."""
 
     is_tty = False
@@ -62,7 +62,7 @@ class Words:
     def say(self, kind: str, payload: Any, step: str | None, at: float) -> list[Line]:
         """The lines the terminal shows for this event (often none: the default view
         leaves out prompts, context levels, successful tool results...)."""
-        from flower.core.events import Event
+        from flower.kernel.events import Event
 
         if step == ASIDE_STEP:
             return []

@@ -1,0 +1,146 @@
+"""Old module paths, kept importable for one release (0.2) after the layering of 0.1.
+
+flower's modules moved out of the flat ``flower.core`` into one subpackage per layer
+(ARCHITECTURE.md). A plugin written against the old paths (``from flower.core.agent import
+AgentSpec``) still imports: the finder below answers for each old name with the module at
+its new path (the same module object, so a monkeypatch through either name patches both)
+and warns once with a ``DeprecationWarning`` naming the new path. ``import flower``
+installs it; nothing in flower itself imports an old path (a test checks). The
+classes are duck-typed to the import protocol: ``importlib.abc`` would pull ``tempfile``
+into every start-up of the command line.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from importlib import import_module
+from importlib.machinery import ModuleSpec
+from types import FrameType, ModuleType
+from typing import Any, cast
+
+#: old dotted path -> the module that lives there now
+MOVED: dict[str, str] = {
+    "flower.core.agent": "flower.roles.agent",
+    "flower.core.assembly": "flower.runtime.assembly",
+    "flower.core.attempt": "flower.runtime.attempt",
+    "flower.core.audit": "flower.runtime.audit",
+    "flower.core.bench_index": "flower.records.bench_index",
+    "flower.core.bequest": "flower.workflow.bequest_block",
+    "flower.core.brief": "flower.workflow.brief",
+    "flower.core.budget": "flower.runtime.budget",
+    "flower.core.cache_rhythm": "flower.runtime.cache_rhythm",
+    "flower.core.channel": "flower.kernel.channel",
+    "flower.core.checkpoints": "flower.records.checkpoints",
+    "flower.core.checkrun": "flower.workflow.check_run",
+    "flower.core.checks": "flower.workflow.checks",
+    "flower.core.credentials": "flower.kernel.credentials",
+    "flower.core.cutoff": "flower.runtime.cutoff",
+    "flower.core.cutoff_report": "flower.runtime.cutoff_words",
+    "flower.core.deny": "flower.roles.deny_texts",
+    "flower.core.drift": "flower.records.drift",
+    "flower.core.durable": "flower.stores.calls",
+    "flower.core.env": "flower.kernel.env",
+    "flower.core.ephemeral": "flower.roles.ephemeral",
+    "flower.core.events": "flower.kernel.events",
+    "flower.core.filelock": "flower.records.filelock",
+    "flower.core.frozen_copy": "flower.records.frozen_copy",
+    "flower.core.glance": "flower.roles.glance",
+    "flower.core.goal": "flower.workflow.verdicts",
+    "flower.core.going_back": "flower.workflow.going_back",
+    "flower.core.guard": "flower.roles.guard",
+    "flower.core.handoff": "flower.records.handoff",
+    "flower.core.held_out": "flower.workflow.held_out",
+    "flower.core.human": "flower.human.channel",
+    "flower.core.human_records": "flower.human.records",
+    "flower.core.human_texts": "flower.human.texts",
+    "flower.core.lang": "flower.kernel.lang",
+    "flower.core.ledger": "flower.records.ledger",
+    "flower.core.lifeline": "flower.runtime.lifeline",
+    "flower.core.lineage": "flower.records.lineage",
+    "flower.core.manifest": "flower.records.manifest",
+    "flower.core.outcome": "flower.records.outcome",
+    "flower.core.pending": "flower.records.pending",
+    "flower.core.probe": "flower.runtime.probe",
+    "flower.core.redact": "flower.kernel.redact",
+    "flower.core.refusals": "flower.runtime.refusals",
+    "flower.core.relay": "flower.runtime.relay",
+    "flower.core.resilience": "flower.runtime.resilience",
+    "flower.core.result": "flower.kernel.result",
+    "flower.core.resume_texts": "flower.runtime.resume_texts",
+    "flower.core.retrying": "flower.runtime.retrying",
+    "flower.core.rewind": "flower.workflow.rewind",
+    "flower.core.roles": "flower.roles.factory",
+    "flower.core.runlock": "flower.records.runlock",
+    "flower.core.runstate": "flower.records.runstate",
+    "flower.core.runtime": "flower.runtime.base",
+    "flower.core.runtime_records": "flower.runtime.bookkeeping",
+    "flower.core.runtime_sessions": "flower.runtime.sessions",
+    "flower.core.sandbox": "flower.roles.sandbox",
+    "flower.core.scope": "flower.runtime.scope",
+    "flower.core.sections": "flower.records.sections",
+    "flower.core.signals": "flower.runtime.signals",
+    "flower.core.state_copy": "flower.records.state_copy",
+    "flower.core.step_events": "flower.runtime.step_events",
+    "flower.core.stream_reading": "flower.runtime.stream_reading",
+    "flower.core.text": "flower.kernel.text",
+    "flower.core.untrusted": "flower.records.untrusted",
+    "flower.core.walls": "flower.roles.walls",
+    "flower.core.windows": "flower.runtime.windows",
+    "flower.core.workbench": "flower.records.workbench",
+    "flower.stores.cli": "flower.commands.db",
+    "flower.ui.formats": "flower.kernel.formats",
+    "flower.ui.sanitize": "flower.human.sanitize",
+    "flower.ui.terminal": "flower.human.terminal",
+}
+
+
+def _caller_level() -> int:
+    """The stack level of the code that wrote the import, past importlib's own frames."""
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and (
+        frame.f_code.co_filename.startswith("<frozen importlib")
+        or frame.f_code.co_filename == __file__
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class _Alias:
+    """Loads an old name as the module at its new path."""
+
+    def __init__(self, new: str) -> None:
+        self.new = new
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType:
+        warnings.warn(
+            f"{spec.name} moved to {self.new}; import it from there "
+            "(the old path goes in flower 0.2)",
+            DeprecationWarning,
+            stacklevel=_caller_level(),
+        )
+        return import_module(self.new)
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing to run: the new module ran when it was imported."""
+
+
+class OldPaths:
+    """Finds the old names of :data:`MOVED`, and no other."""
+
+    def find_spec(self, fullname, path=None, target=None):  # type: ignore[no-untyped-def]
+        new = MOVED.get(fullname)
+        if new is None:
+            # a submodule of a moved package (flower.core.glance.awk)
+            head = next((o for o in MOVED if fullname.startswith(o + ".")), None)
+            if head is None:
+                return None
+            new = MOVED[head] + fullname[len(head) :]
+        return ModuleSpec(fullname, cast(Any, _Alias(new)))
+
+
+def install() -> None:
+    """Put the finder first on ``sys.meta_path``, once."""
+    if not any(isinstance(f, OldPaths) for f in sys.meta_path):
+        sys.meta_path.insert(0, OldPaths())
