@@ -30,9 +30,9 @@ from flower.commands.plugins import plugins
 from flower.commands.rewind import rewind
 from flower.commands.run import run
 from flower.commands.status import status
-from flower.commands.usage import OneLineUsage, one_line_usage
-from flower.commands.words import IMPLICIT, route
+from flower.commands.usage import IMPLICIT, OneLineUsage, one_line_usage
 from flower.commands.words import meant as words_meant
+from flower.commands.words import route
 
 #: Global flags that take a value (the word after them is not the subcommand).
 _VALUED = {"-w", "--workspace", "-r", "--run-dir", "--lang"}

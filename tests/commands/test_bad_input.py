@@ -345,7 +345,7 @@ def test_a_request_too_big_for_a_prompt_is_one_line_and_creates_nothing(
 ) -> None:
     """A 5 MB request was taken whole (and filled the first context before a word was
     said): one line says to put it in a file, before anything exists."""
-    from flower.commands.go import MAX_ASK
+    from flower.commands.asking import MAX_ASK
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -10,8 +10,14 @@ from pathlib import Path
 import pytest
 
 from flower.kernel import env as envmod
-from flower.kernel.credentials import ACCEPTED, DEMO_HINT, check_credentials, missing_message
-from flower.kernel.env import effective_endpoint, load_environment, mask, resolve
+from flower.kernel.credentials import (
+    ACCEPTED,
+    DEMO_HINT,
+    check_credentials,
+    effective_endpoint,
+    missing_message,
+)
+from flower.kernel.env import load_environment, mask, resolve
 
 KEY = "ANTHROPIC_AUTH_TOKEN"
 SOURCES = ("process", "$FLOWER_ENV", "./.env", "workspace", "user config", "settings.json")
@@ -198,11 +204,9 @@ def _claude_on_path(folder: Path) -> str:
 def test_the_message_names_exactly_what_the_code_reads(tmp_path: Path) -> None:
     import re
 
-    from flower.kernel import credentials
-
     message = missing_message({"PATH": str(tmp_path)})
     named = set(re.findall(r"\b[A-Z][A-Z0-9_]{5,}\b", message))
-    read = {*credentials._ENV_KEYS, *credentials._PROVIDER_SWITCHES}
+    read = {*envmod.CREDENTIAL_KEYS, *envmod.PROVIDER_SWITCHES}
     read |= {"ANTHROPIC_BASE_URL", "FLOWER_ENV", "XDG_CONFIG_HOME"}
     assert read - {"ANTHROPIC_BASE_URL", "FLOWER_ENV", "XDG_CONFIG_HOME"} <= named
     assert named <= read, f"named but never read: {named - read}"

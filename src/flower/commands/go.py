@@ -20,11 +20,12 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from flower.commands import EXIT_BUDGET, EXIT_QUIT, EXIT_USAGE
+from flower.commands.asking import ask_too_big, rewound
 from flower.commands.options import (
     FORCE_HELP,
     Globals,
@@ -42,18 +43,6 @@ from flower.commands.words import NEW, whole_ask
 if TYPE_CHECKING:
     from flower.commands.options import SandboxChoice
     from flower.runtime.budget import BudgetReached
-
-#: (the explanation, the short prompt): the line editor keeps a prompt to half the width.
-WAKE_PROMPT = ("Continue? Enter = carry on; a line = tell it more; /new = start over", "> ")
-DONE_PROMPT = (
-    "It finished. Enter = leave it as it is; /again = another round anyway;"
-    " a line = more work on it; /new = start over",
-    "> ",
-)
-#: What read_ask returns for ``/again`` after a finished run: carry on as Enter would.
-AGAIN = "/again"
-ASK_PROMPT = ("What should it do? One sentence is enough (Ctrl-C quits).", "> ")
-NEW_PROMPT = ("What should the new piece of work be? (Ctrl-C quits)", "new > ")
 
 _ASKS = "Questions the agents may ask: -1 no limit, 0 none."
 _ROUNDS = "Total work rounds the judge may ask for."
@@ -148,7 +137,6 @@ def go(
     }
     window = check_window(window)
     from flower.commands.launch import launch_starter
-    from flower.commands.rewind import rewound
     from flower.runtime.budget import BudgetReached
 
     try:
@@ -193,62 +181,4 @@ def budget_stopped(stop: BudgetReached, g: Globals, command: str) -> int:
     return EXIT_BUDGET
 
 
-#: The longest request flower takes on the command line or standard input, in characters:
-#: a request is read whole into every prompt of the run (the brief, the goal, each round),
-#: so a document belongs in a file the request names.
-MAX_ASK = 50_000
-
-
-def ask_too_big(ask: str) -> str | None:
-    """One line when ``ask`` is longer than :data:`MAX_ASK`, else ``None``."""
-    if len(ask) <= MAX_ASK:
-        return None
-    return (
-        f"the request is {len(ask):,} characters long (at most {MAX_ASK:,}): put the long part"
-        ' in a file in the workspace and say so, e.g. flower "do what notes/spec.md says"'
-    )
-
-
-def read_ask(
-    terminal: Any, *, waking: bool, interactive: bool, finished: bool = False
-) -> tuple[str, bool] | None:
-    """What to do, when the command line did not say: ``(ask, new)``, or ``None`` to quit.
-
-    On a terminal: on a wake-up Enter continues, a line is a new remark, ``/new`` starts
-    over (after a ``finished`` run the prompt says Enter leaves it as it is: the caller
-    spends nothing on an empty ask then); otherwise it asks until it gets a line. Without
-    one: standard input, all of it.
-    """
-    if not interactive:
-        if sys.stdin is None or sys.stdin.isatty():
-            return "", False
-        return sys.stdin.read().strip(), False
-    from flower.ui.reader import ask_line as ask_raw
-
-    def ask_line(_: Any, prompt: tuple[str, str]) -> str | None:
-        terminal.line(prompt[0], "bold")
-        return ask_raw(terminal, prompt[1])
-
-    if waking:
-        said = ask_line(terminal, DONE_PROMPT if finished else WAKE_PROMPT)
-        if said is None:
-            return None
-        if finished and said.strip() == AGAIN:
-            return AGAIN, False
-        if said.strip() != "/new":
-            return said.strip(), False
-        while True:
-            fresh = ask_line(terminal, NEW_PROMPT)
-            if fresh is None:
-                return None
-            if fresh.strip():
-                return fresh.strip(), True
-    while True:
-        said = ask_line(terminal, ASK_PROMPT)
-        if said is None:
-            return None
-        if said.strip():
-            return said.strip(), False
-
-
-__all__ = ["EXIT_BUDGET", "EXIT_QUIT", "EXIT_USAGE", "budget_stopped", "go", "read_ask"]
+__all__ = ["EXIT_BUDGET", "EXIT_QUIT", "EXIT_USAGE", "budget_stopped", "go"]

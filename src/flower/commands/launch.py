@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.commands import EXIT_OK, EXIT_QUIT, EXIT_USAGE
+from flower.commands.asking import AGAIN, ask_too_big, read_ask
 from flower.commands.session import Outcome, Session, print_error
 
 if TYPE_CHECKING:
@@ -192,7 +193,6 @@ def _continue_starter(
     rewound: bool = False,
 ) -> int:
     """The banner, the question of what to do, the workflow, the run (the lock is held)."""
-    from flower.commands.go import AGAIN, ask_too_big, read_ask
     from flower.commands.pending import ask_stale
     from flower.records.ledger import goal_met
     from flower.records.outcome import describe as describe_outcome

@@ -23,10 +23,9 @@ from typing import Any
 import click
 
 from flower.commands import EXIT_OK, EXIT_USAGE
+from flower.commands.asking import REWOUND
 from flower.commands.options import Globals, reading_globals
 
-#: ``ctx.meta`` key: ``go`` runs right after a rewind (the words are already taken).
-REWOUND = "flower.rewound"
 WORDS_PROMPT = "What should the agents be told? (a line; Enter = retry the round as it was)"
 _SAY = "The words for the agents (instead of asking; '' = retry the round as it was)."
 _KEEP = "With --prune: how many of the newest checkpoints to keep."
@@ -186,10 +185,4 @@ def _go_on(g: Globals, go_args: tuple[str, ...]) -> None:
         go.invoke(sub)
 
 
-def rewound() -> bool:
-    """Whether this ``go`` runs right after a rewind (it must not ask what to do again)."""
-    ctx = click.get_current_context(silent=True)
-    return bool(ctx is not None and ctx.meta.get(REWOUND))
-
-
-__all__ = ["REWOUND", "rewind", "rewound"]
+__all__ = ["rewind"]

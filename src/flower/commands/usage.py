@@ -22,7 +22,12 @@ import click
 
 from flower.commands import EXIT_USAGE
 
-__all__ = ["OneLineUsage", "describe_usage", "one_line_usage"]
+__all__ = ["IMPLICIT", "OneLineUsage", "describe_usage", "one_line_usage"]
+
+#: ``ctx.meta`` key: the root group routed a first argument that is not a subcommand to
+#: ``go`` (``flower "make X"``), as opposed to ``flower go ...`` typed out. Here, below
+#: :mod:`flower.commands.words` (which reads it too), because an error names its command by it.
+IMPLICIT = "flower.implicit_go"
 
 
 class OneLineUsage(click.ClickException):
@@ -75,8 +80,6 @@ def describe_usage(exc: click.UsageError) -> str:
 def _where(ctx: click.Context | None) -> str:
     """``flower once``, or ``flower`` for the root and for ``go`` chosen by the root
     (``flower --rouns 2 x``: the human typed no ``go``)."""
-    from flower.commands.words import IMPLICIT
-
     if ctx is None or ctx.parent is None:
         return "flower"
     if ctx.meta.get(IMPLICIT) and ctx.parent.parent is None:

@@ -46,9 +46,9 @@ from typing import Any
 import click
 
 from flower.commands.typo import misspelt_command
-from flower.commands.usage import OneLineUsage
+from flower.commands.usage import IMPLICIT, OneLineUsage
 
-__all__ = ["IMPLICIT", "NEW", "TYPO_WORDS", "WORDS", "meant", "route", "whole_ask"]
+__all__ = ["NEW", "TYPO_WORDS", "WORDS", "meant", "route", "whole_ask"]
 
 #: What each word does, for the help of this module and the tests that walk the list.
 WORDS: dict[str, str] = {
@@ -83,9 +83,6 @@ _STOP = frozenset({"quit", "exit", "stop"})
 TYPO_WORDS = frozenset(
     {"help", "version", "status", "setup", "login", "continue", "resume", "new", "init", "undo"}
 )
-#: ``ctx.meta`` key: the root group routed a first argument that is not a subcommand to
-#: ``go`` (``flower "make X"``), as opposed to ``flower go ...`` typed out.
-IMPLICIT = "flower.implicit_go"
 #: ``ctx.meta`` key: the ask was the word ``new`` (go then starts over, as ``--new``).
 NEW = "flower.word_new"
 

@@ -41,7 +41,6 @@ __all__ = [
     "CREDENTIAL_KEYS",
     "DEFAULT_BASE_URL",
     "DOTENV_SWITCH",
-    "effective_endpoint",
     "env_files",
     "forget",
     "load_environment",
@@ -267,49 +266,3 @@ def mask(secret: str) -> str:
     if len(secret) < 16 or len(rest) < 12:
         return f"{prefix}***"
     return f"{prefix}...{rest[-4:]}"
-
-
-_CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.?|[\x00-\x1f\x7f-\x9f]"
-)
-
-
-def _plain(text: str) -> str:
-    """No escape sequence or control character from a value reaches the terminal."""
-    return _CONTROL.sub("", text)
-
-
-def effective_endpoint(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The lines ``-v`` prints: endpoint, model, which credential and from where.
-
-    Secrets are masked; values are stripped of control characters (a ``.env`` value is
-    text from a file, not flower's own output).
-    """
-    from flower.kernel.credentials import check_credentials
-
-    environ = os.environ if environ is None else environ
-
-    def source(key: str) -> str:
-        return origin(key, environ) or PROCESS
-
-    lines: list[str] = []
-    if _set(environ, "ANTHROPIC_BASE_URL"):
-        url = _plain(environ["ANTHROPIC_BASE_URL"].strip())
-        lines.append(f"endpoint: {url} (ANTHROPIC_BASE_URL from {source('ANTHROPIC_BASE_URL')})")
-    else:
-        lines.append(f"endpoint: {DEFAULT_BASE_URL} (the default)")
-    models = [k for k in MODEL_KEYS if _set(environ, k)]
-    if not models:
-        lines.append("model: the CLI's default (no ANTHROPIC_MODEL)")
-    for key in models:
-        lines.append(f"model: {_plain(environ[key].strip())} ({key} from {source(key)})")
-    try:
-        used = check_credentials(environ)
-    except RuntimeError:
-        lines.append("credential: none (run `flower setup`)")
-        return lines
-    if used in CREDENTIAL_KEYS:
-        lines.append(f"credential: {used}={_plain(mask(environ[used]))} (from {source(used)})")
-    else:
-        lines.append(f"credential: {used}")
-    return lines
