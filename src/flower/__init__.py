@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from flower import moved
 from flower.hookspecs import hookimpl
+from flower.kernel.version import __version__ as __version__
 
 moved.install()
-
-__version__ = "0.1.0"
 
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {

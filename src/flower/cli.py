@@ -20,7 +20,6 @@ from typing import Any
 
 import click
 
-from flower import __version__
 from flower.commands.demo import demo
 from flower.commands.diff import diff
 from flower.commands.go import go
@@ -33,6 +32,7 @@ from flower.commands.status import status
 from flower.commands.usage import IMPLICIT, OneLineUsage, one_line_usage
 from flower.commands.words import meant as words_meant
 from flower.commands.words import route
+from flower.kernel.version import __version__
 
 #: Global flags that take a value (the word after them is not the subcommand).
 _VALUED = {"-w", "--workspace", "-r", "--run-dir", "--lang"}

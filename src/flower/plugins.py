@@ -97,7 +97,7 @@ def _register_checked(pm: pluggy.PluginManager, plugin: object, name: str) -> No
 
 
 def _flower_version() -> str:
-    from flower import __version__
+    from flower.kernel.version import __version__
 
     return __version__
 

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flower.kernel import redact as redact_mod
+from flower.kernel.files import atomic_write
 from flower.kernel.redact import (
     URL_MARKER,
     Redactor,
@@ -31,7 +32,7 @@ from flower.kernel.redact import (
     redact_guard,
     watch,
 )
-from flower.records.workbench import Workbench, atomic_write
+from flower.records.workbench import Workbench
 from flower.roles.guard import BULKY, spill_guard, spill_text
 from flower.workflow.bequest_block import normalise_body
 

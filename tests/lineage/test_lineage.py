@@ -231,7 +231,8 @@ def test_archive_moves_lineage_and_extras_into_a_new_folder(
 def test_archive_moves_nothing_through_a_linked_notes_archive(
     tmp_path: Path, workspace: Path
 ) -> None:
-    from flower.records.workbench import LinkedWrite, Workbench
+    from flower.kernel.files import LinkedWrite
+    from flower.records.workbench import Workbench
 
     wb = Workbench(workspace)
     wb.ensure()

@@ -345,7 +345,7 @@ def _mark(folder: Path) -> None:
     import json
     import time
 
-    from flower.records.workbench import atomic_write
+    from flower.kernel.files import atomic_write
 
     runs = folder / "runs"
     try:

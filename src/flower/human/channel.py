@@ -66,10 +66,10 @@ from flower.human.texts import (
     tool_texts,
 )
 from flower.kernel.events import Event
+from flower.kernel.files import check_write
 from flower.kernel.lang import localized, pick
 from flower.kernel.redact import redact
 from flower.records.filelock import locked
-from flower.records.workbench import check_write
 
 __all__ = [
     "AMEND_NOTE",

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flower.records.workbench import atomic_write, relative_posix
+from flower.kernel.files import atomic_write, relative_posix
 
 __all__ = ["STATE_NAME", "Drift", "record", "since", "snapshot"]
 

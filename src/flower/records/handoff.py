@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flower.kernel.files import atomic_write, safe_name
 from flower.kernel.lang import EN, current, pick
 from flower.records.sections import PLACEHOLDER, parse_sections, placeholder
-from flower.records.workbench import ARCHIVE_DIRNAME, atomic_write, safe_name
+from flower.records.workbench import ARCHIVE_DIRNAME
 
 if TYPE_CHECKING:
     from flower.records.workbench import Workbench

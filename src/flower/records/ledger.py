@@ -34,10 +34,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from flower.kernel.files import atomic_write
 from flower.kernel.lang import EN, current, pick
 from flower.kernel.text import one_line
 from flower.records.filelock import locked, move_aside
-from flower.records.workbench import atomic_write
 
 __all__ = [
     "AGREES",

@@ -61,8 +61,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from flower.kernel.files import atomic_write, check_write
 from flower.records.filelock import locked, move_aside
-from flower.records.workbench import atomic_write, check_write
 
 __all__ = ["LINEAGE_NAME", "Lineage", "continuing_run", "set_aside_corrupt"]
 

@@ -22,8 +22,8 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from flower.kernel.files import atomic_write
 from flower.records.filelock import locked, move_aside
-from flower.records.workbench import atomic_write
 
 MANIFEST_NAME = "manifest.json"
 

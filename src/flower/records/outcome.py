@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from flower.kernel.files import atomic_write
 from flower.records.pending import alive as _alive
-from flower.records.workbench import atomic_write
 
 __all__ = ["OUTCOME_NAME", "describe", "ended", "read_outcome", "write_outcome"]
 

@@ -28,10 +28,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from flower.kernel.files import atomic_write
 from flower.kernel.lang import pick
 from flower.records.filelock import locked
 from flower.records.untrusted import read_regular
-from flower.records.workbench import atomic_write
 
 __all__ = [
     "PENDING_NAME",

@@ -24,9 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from flower.kernel.files import atomic_write
 from flower.records.filelock import locked
 from flower.records.lineage import LINEAGE_NAME, set_aside_corrupt
-from flower.records.workbench import atomic_write
 
 __all__ = ["MARKER_NAME", "marked_run", "mirror_for", "restore"]
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
-from flower.records.workbench import atomic_write
+from flower.kernel.files import atomic_write
 
 #: Written for an empty section; read back, it counts as empty, so copying the template
 #: does not fake a complete document.

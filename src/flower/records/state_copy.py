@@ -80,7 +80,7 @@ def save_state(runtime: Any, run: str, **documents: str) -> None:
             except Exception:  # the store cannot say now: the last copy stands
                 pass
     try:
-        from flower.records.workbench import atomic_write
+        from flower.kernel.files import atomic_write
 
         path = state_path(run)
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

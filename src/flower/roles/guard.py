@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.records.workbench import SPILL_DIRNAME, keep_out_of_git
+from flower.kernel.files import keep_out_of_git
+from flower.records.workbench import SPILL_DIRNAME
 from flower.roles.deny_texts import GLANCE_REASON as GLANCE_REASON  # re-exported
 from flower.roles.deny_texts import SPILL_HEAD as SPILL_HEAD  # re-exported
 from flower.roles.deny_texts import (

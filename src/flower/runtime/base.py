@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from flower.kernel.credentials import check_credentials
 from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.files import keep_out_of_git
 from flower.kernel.result import KILLED, StepResult, stopped_by
 from flower.records.handoff import is_overflow
 from flower.records.manifest import Manifest, new_run_id
-from flower.records.workbench import Workbench, keep_out_of_git
+from flower.records.workbench import Workbench
 from flower.roles.agent import HandoffPolicy
 from flower.roles.sandbox import Sandbox
 from flower.runtime.assembly import build_store, policy, read_dotenv

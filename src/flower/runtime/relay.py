@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.files import WorkbenchError
 from flower.kernel.result import StepResult
 from flower.records.handoff import Handoff, degraded, save
-from flower.records.workbench import WorkbenchError
 from flower.runtime.attempt import Live, run_attempt
 from flower.runtime.audit import audit_handoff
 

@@ -74,7 +74,7 @@ def learn(key: str, window: int | None, environ: Mapping[str, str] | None = None
         _memory[key] = window
     path = _path(environ)
     try:
-        from flower.records.workbench import atomic_write
+        from flower.kernel.files import atomic_write
 
         data = _read(path)
         if data.get(key) == window:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-import flower
+from flower.kernel.version import __version__
 from flower.stores.engine import WRITE, describe, make_engine
 from flower.stores.errors import StoreError
 from flower.stores.schema import SCHEMA_REVISION, TABLES, VERSION_TABLE
@@ -40,7 +40,7 @@ _PG_LOCK = 0x666C6F776572  # "flower"
 
 def migrations_dir() -> Path:
     """The alembic environment: inside the installed package first, then the checkout."""
-    package = Path(flower.__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # the installed flower package
     for candidate in (package / "_migrations", package.parents[1] / "migrations"):
         if (candidate / "env.py").is_file():
             return candidate
@@ -127,7 +127,7 @@ def ensure_schema(engine: sa.Engine, *, upgrade_old: bool) -> None:
             elif not known(current):
                 raise StoreError(
                     f"{display(url)} is at schema revision {current!r}, which this flower "
-                    f"({flower.__version__}) does not know: it was written by a newer flower; "
+                    f"({__version__}) does not know: it was written by a newer flower; "
                     "upgrade flower or use another database"
                 )
             elif not upgrade_old:

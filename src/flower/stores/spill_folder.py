@@ -15,7 +15,7 @@ import re
 import stat
 from pathlib import Path
 
-from flower.records.workbench import atomic_write, keep_out_of_git
+from flower.kernel.files import atomic_write, keep_out_of_git
 
 __all__ = ["SpillFolder"]
 

@@ -110,7 +110,7 @@ def serve(
         "turns": [{"tool_use": {"name": "Bash", "input": {"command": "ls"}}},
                   {"text": "done", "usage": {"input_tokens": 12000}}]}]}
     """
-    from flower.records.workbench import atomic_write
+    from flower.kernel.files import atomic_write
 
     from .script import ScriptError, load_script
     from .server import ScriptedModel

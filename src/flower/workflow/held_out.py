@@ -66,8 +66,8 @@ def _run(runtime: Any) -> str:
 def replace_scripts(runtime: Any, scripts: dict[str, str]) -> list[Path]:
     """Make ``scripts`` the run's held-out scripts (mode 0700), each kept as frozen; the
     scripts of a goal set before are removed (a goal set again brings its own)."""
+    from flower.kernel.files import atomic_write
     from flower.records.frozen_copy import keep
-    from flower.records.workbench import atomic_write
 
     run = _run(runtime)
     if not run:

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from flower.kernel.files import atomic_write
 from flower.records.checkpoints import Checkpoint, CheckpointError, Checkpoints
-from flower.records.workbench import atomic_write
 
 __all__ = [
     "DISABLE_ENV",
