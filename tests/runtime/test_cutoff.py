@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from flower.roles.agent import AgentSpec
-from flower.runtime.cutoff import cut_off_report, find_cut_off, writes_files
-from flower.runtime.cutoff_words import CLOSING, MAX_CHARS, MAX_WORKERS, render
+from flower.runtime.cutoff import find_cut_off, writes_files
+from flower.runtime.cutoff_words import CLOSING, MAX_CHARS, MAX_WORKERS, cut_off_report, render
 from flower.stores.prune import ORPHAN_NOTE, UNSURE
 
 pytestmark = pytest.mark.anyio

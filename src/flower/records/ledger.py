@@ -41,8 +41,11 @@ from flower.records.filelock import locked, move_aside
 
 __all__ = [
     "AGREES",
+    "GOAL_KEY",
     "LEDGER_NAME",
     "OVERRIDES",
+    "ROUND_KEY",
+    "VERDICT_KEY",
     "agreement",
     "entry",
     "goal_met",
@@ -54,6 +57,18 @@ __all__ = [
     "run_id_of",
     "verdict_row",
 ]
+
+# The keys of a goal-guarded workflow's ``ctx`` that say which round a ruling (or a
+# refusal) belongs to. The goal guard (``workflow/verdicts.py``, ``workflow/goal.py``) sets
+# them; they live here, beside the rows they number, so the Runtime's refusals
+# (``runtime/refusals.py``) can read them without importing the workflow above it.
+#: ``ctx[GOAL_KEY]`` is the frozen :class:`~flower.workflow.verdicts.Goal` (``ctx[<goal
+#: step>]`` its prompt block).
+GOAL_KEY = "_goal"
+#: ``ctx[VERDICT_KEY]`` is the latest :class:`~flower.workflow.verdicts.Verdict`.
+VERDICT_KEY = "_verdict"
+#: ``ctx[ROUND_KEY]``: how many rounds the judge has ruled on in this process.
+ROUND_KEY = "_goal_rounds"
 
 LEDGER_NAME = "判定记录.md"
 TITLE = "# 判定记录\n\n> 每一次裁判的判定,和人对判定的每一次推翻,按时间追加。flower 写,别手改。\n"

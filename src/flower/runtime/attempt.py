@@ -3,9 +3,10 @@
 The Runtime's loop (``runtime/base.py``) decides what an attempt's outcome means
 (success, retry, handoff, the human's remark); this module only runs the session and
 reports: the session id the moment it is known, the context level of every main-thread
-reply, what the agent does, and why a turn failed. It also owns :class:`Live`, the
-state of the turn running now, which is what another thread touches when the human
-interrupts.
+reply, what the agent does, and why a turn failed. :class:`Live`, the state of the turn
+running now (what another thread touches when the human interrupts), and :class:`Words`
+live in ``runtime/parts.py``, below everything that shares them; they stay importable
+from here. The attempt reads the Runtime as :class:`~flower.runtime.parts.RuntimeParts`.
 
 The SDK is imported inside the functions that need it, so ``import flower`` stays light.
 """
@@ -14,20 +15,21 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.kernel.events import Event, EventCallback, emit, normalize
+from flower.kernel.events import Event, EventCallback, normalize
 from flower.plugin_types import SessionRequest
+from flower.plugins import emit
 from flower.roles.agent import build_options
 from flower.roles.guard import confine_guard, merge_hooks, wants_isolation
 from flower.roles.sandbox import SandboxUnavailable, protected_paths, session_sandbox
 from flower.runtime import windows
 from flower.runtime.budget import budget_for
 from flower.runtime.lifeline import watch_new_clis
+from flower.runtime.parts import PAUSED, Live, RuntimeParts, Words
 from flower.runtime.refusals import Refusals
 from flower.runtime.scope import SessionScopes
 from flower.runtime.stream_reading import (
@@ -41,10 +43,22 @@ from flower.runtime.stream_reading import (
 )
 
 if TYPE_CHECKING:
+    from flower.kernel.agent_spec import AgentSpec, HandoffPolicy
     from flower.kernel.result import StepResult
-    from flower.roles.agent import AgentSpec, HandoffPolicy
-    from flower.runtime.base import Runtime
     from flower.runtime.resilience import Resilience
+
+__all__ = [
+    "PAUSED",
+    "SYNTHETIC_MODEL",
+    "Attempt",
+    "Live",
+    "Words",
+    "cli_env",
+    "error_text",
+    "extra_dirs",
+    "isolated_roles",
+    "run_attempt",
+]
 
 #: What the attempt's synthetic messages and results look like when the CLI made them up.
 SYNTHETIC_MODEL = "<synthetic>"
@@ -67,142 +81,6 @@ class Attempt:
     #: The session's token usage as its result message totals it (``input_tokens``,
     #: ``output_tokens``, ``cache_read_input_tokens``, ``cache_creation_input_tokens``).
     usage: dict[str, Any] | None = None
-
-
-class Live:
-    """The turn running now: its stop switch, the human's remark, the context level.
-
-    :meth:`interrupt` may be called from any thread. The stop switch is an
-    ``anyio.Event`` of the loop running the attempt, which must only be set from that
-    loop's thread; the set is scheduled into the loop (``call_soon_threadsafe``), never
-    waited for, so a UI thread cannot deadlock against the loop. A lock makes "is a turn
-    running, then record the remark" one step against the attempt closing at the same
-    moment.
-
-    A ``signal.signal`` handler runs in the loop's own thread between two bytecodes,
-    possibly inside :meth:`open` or :meth:`close` or while the loop sleeps in its
-    selector. So the set is scheduled from that thread too (a plain ``set()`` would not
-    wake the selector: the turn would stop only when the CLI next wrote something), the
-    lock is re-entrant (the handler must not wait for a lock its own thread holds), and
-    the turn is one attribute stored in one step (the handler never sees half a turn).
-    """
-
-    def __init__(self) -> None:
-        self.ctx = 0
-        #: The context window of the session in flight (:meth:`HandoffPolicy.window_for`).
-        self.window = 0
-        #: The window is being asked for (:mod:`flower.runtime.windows`): a level past the
-        #: conservative plan's handoff point waits for the answer instead of handing off.
-        self.asking = False
-        self.warned = False
-        self.due = False
-        self._lock = threading.RLock()
-        #: The running turn: its ``anyio.Event`` and the loop's thread-safe scheduler;
-        #: ``None`` between turns.
-        self._turn: tuple[Any, Callable[[Callable[[], object]], object]] | None = None
-        self._said: str | None = None
-
-    @property
-    def running(self) -> bool:
-        return self._turn is not None
-
-    def reset_level(self) -> None:
-        self.ctx, self.warned = 0, False
-
-    def open(self, stop: Any) -> None:
-        """Start a watched turn (in the loop's thread) with ``stop`` as its switch."""
-        schedule = _scheduler()
-        with self._lock:
-            self._said, self.due = None, False
-            self._turn = (stop, schedule)
-
-    def close(self) -> str | None:
-        """End the turn; returns the human's remark if one arrived for it."""
-        with self._lock:
-            self._turn = None  # first: a remark from now on is refused, never dropped
-            said, self._said = self._said, None
-        return said
-
-    def interrupt(self, said: str) -> bool:
-        with self._lock:
-            turn = self._turn
-            if turn is None:
-                return False
-            stop, schedule = turn
-            try:
-                schedule(stop.set)
-            except RuntimeError:  # the loop has just closed: nothing is running
-                return False
-            self._said = said
-            return True
-
-
-#: The remark :meth:`Live.interrupt` carries for a pause: stop now, the words come later.
-PAUSED = "\x00paused"
-
-
-class Words:
-    """The human's words for a paused step: awaited by the run loop, given from any thread.
-
-    After a pause the loop waits here, not in a turn, so nothing runs while the human
-    types; :meth:`give` (from the input thread or the loop) ends the wait.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pending: tuple[Any, Callable[[Callable[[], object]], object]] | None = None
-
-    @property
-    def waiting(self) -> bool:
-        return self._pending is not None
-
-    async def wait(self) -> str:
-        """The words, once given (blank when the human said nothing)."""
-        import anyio
-
-        got: list[str] = []
-        done = anyio.Event()
-        schedule = _scheduler()
-
-        def deliver(said: str) -> None:
-            got.append(said)
-            done.set()
-
-        with self._lock:
-            self._pending = (deliver, schedule)
-        try:
-            await done.wait()
-        finally:
-            with self._lock:
-                self._pending = None
-        return got[0]
-
-    def give(self, said: str) -> bool:
-        """Hand ``said`` to the waiting loop; ``False`` when nothing waits."""
-        with self._lock:
-            pending, self._pending = self._pending, None
-        if pending is None:
-            return False
-        deliver, schedule = pending
-        try:
-            schedule(lambda: deliver(said))
-        except RuntimeError:  # the loop is gone: nothing waits any more
-            return False
-        return True
-
-
-def _scheduler() -> Callable[[Callable[[], object]], object]:
-    """How any thread (the loop's own included) gets a callback run in the current event
-    loop, non-blocking, waking the loop if it sleeps."""
-    import asyncio
-
-    try:
-        return asyncio.get_running_loop().call_soon_threadsafe
-    except RuntimeError:  # anyio on trio
-        import trio
-
-        token = trio.lowlevel.current_trio_token()
-        return token.run_sync_soon
 
 
 def cli_env(spec: AgentSpec, resilience: Resilience, handoff: HandoffPolicy) -> dict[str, str]:
@@ -228,7 +106,7 @@ def isolated_roles(spec: AgentSpec) -> frozenset[str]:
     return frozenset(n for n, a in (spec.agents or {}).items() if wants_isolation(a))
 
 
-def extra_dirs(rt: Runtime, spec: AgentSpec) -> list[str] | None:
+def extra_dirs(rt: RuntimeParts, spec: AgentSpec) -> list[str] | None:
     """The workbench root when it lies outside the workspace and this agent uses it.
 
     Measured with the bundled CLI: a worker subagent of a coordinator running in
@@ -243,7 +121,7 @@ def extra_dirs(rt: Runtime, spec: AgentSpec) -> list[str] | None:
 
 
 async def run_attempt(
-    rt: Runtime,
+    rt: RuntimeParts,
     live: Live,
     spec: AgentSpec,
     prompt: str,

@@ -27,30 +27,34 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flower.kernel.agent_spec import HandoffPolicy
 from flower.kernel.credentials import check_credentials
-from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.events import Event, EventCallback
 from flower.kernel.files import keep_out_of_git
 from flower.kernel.result import KILLED, StepResult, stopped_by
+from flower.plugins import emit
 from flower.records.handoff import is_overflow
 from flower.records.manifest import Manifest, new_run_id
 from flower.records.workbench import Workbench
-from flower.roles.agent import HandoffPolicy
 from flower.roles.sandbox import Sandbox
 from flower.runtime.assembly import build_store, policy, read_dotenv
-from flower.runtime.attempt import PAUSED, Attempt, Live, Words, cli_env, error_text, run_attempt
+from flower.runtime.attempt import Attempt, cli_env, error_text, run_attempt
 from flower.runtime.bookkeeping import StepRecords
 from flower.runtime.budget import budget_for
 from flower.runtime.cache_rhythm import CacheRhythm, lifetime
+from flower.runtime.cutoff_words import cut_off_report
+from flower.runtime.parts import PAUSED, Live, Words
 from flower.runtime.relay import hand_off
 from flower.runtime.resilience import Resilience, classify
+from flower.runtime.resume_texts import CONTINUE_NOTE, INTERRUPT_NOTE, interrupt_prompt
 from flower.runtime.retrying import wait_to_retry
 from flower.runtime.sessions import SessionQueries
-from flower.runtime.step_events import reset
+from flower.runtime.step_events import failure, reset
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import SessionStore
 
-    from flower.roles.agent import AgentSpec
+    from flower.kernel.agent_spec import AgentSpec
     from flower.runtime.budget import Budget
     from flower.stores.trim import EphemeralPolicy, TrimPolicy
 
@@ -108,15 +112,11 @@ class Runtime(SessionQueries, StepRecords):
 
     INTERRUPTED = "interrupted-by-human"
     HANDOFF_DUE = "context-full-handoff"
-    INTERRUPT_NOTE = (
-        "\n\n(上面这句是人在你干活时插进来的话。刚才在跑的工具调用返回了 interrupted,"
-        "那是打断带来的正常副作用,不是环境故障;需要的话重新执行即可。先回应这句话,再接着做。)"
-    )
-    #: The prompt after a pause the human ended without a word (Enter).
-    CONTINUE_NOTE = (
-        "(人刚才按了一下暂停,没有要补充的话。刚才在跑的工具调用返回了 interrupted,"
-        "那是暂停带来的正常副作用,不是环境故障;它们可能没做完,需要的话核实后重新执行。接着做。)"
-    )
+    #: The prompt's tail after the human's words when they interrupted a turn, and the
+    #: prompt after a pause the human ended without a word (Enter). The texts are
+    #: ``runtime/resume_texts.py``'s; a subclass may set its own.
+    INTERRUPT_NOTE = INTERRUPT_NOTE
+    CONTINUE_NOTE = CONTINUE_NOTE
 
     def __init__(
         self,
@@ -310,8 +310,6 @@ class Runtime(SessionQueries, StepRecords):
                         payload = {"said": None, "session_id": sid, "paused": True}
                         emit(Event("interrupt", payload, step=step), on_event)
                         said = await self._words.wait()
-                    from flower.runtime.resume_texts import interrupt_prompt
-
                     prompt = interrupt_prompt(said, self.INTERRUPT_NOTE, self.CONTINUE_NOTE)
                     attempt -= 1
                     emit(Event("interrupt", {"said": said, "session_id": sid}, step=step), on_event)
@@ -365,8 +363,6 @@ class Runtime(SessionQueries, StepRecords):
                     result.error = gave_up
                     break
                 if sid:  # and what the outage cut off: workers mid-task (runtime/cutoff.py)
-                    from flower.runtime.cutoff import cut_off_report
-
                     cut = await cut_off_report(self.store, self.project_key, sid, spec=spec)
                     prompt = self.resilience.resume_prompt + cut
                     result.resumed = True
@@ -378,6 +374,12 @@ class Runtime(SessionQueries, StepRecords):
         finally:
             self.cache.ended(result.session_id, time.time())
             self._cache_lives(result.session_id, hour)
+            failed = failure(result)  # the ``error`` event carries its class: asked once
+            if failed is not None and failed not in classified:
+                try:
+                    classified[failed] = classify(failed)
+                except Exception as exc:  # a broken classifier must not cost the step its row
+                    print(f"flower: could not classify {failed!r}: {exc!r}", file=sys.stderr)
             self._finish(result, on_event, classified)
         return result
 

@@ -16,15 +16,16 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from flower.kernel.events import EventCallback, emit
+from flower.kernel.events import EventCallback
 from flower.kernel.result import KILLED, StepResult
+from flower.plugins import emit
 from flower.records.manifest import Manifest, manifest_row, mirror_step
 from flower.runtime.signals import DEFAULT_SIGNALS
 from flower.runtime.signals import rescue_on_signals as _rescue_on_signals
 from flower.runtime.step_events import ended
 
 if TYPE_CHECKING:
-    from flower.runtime.attempt import Live
+    from flower.runtime.parts import Live
 
 __all__ = ["StepRecords"]
 

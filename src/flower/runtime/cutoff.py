@@ -10,12 +10,13 @@ work (a file written, a migration run) goes unnoticed.
 
 The worker's own transcript is in the session store, under the session's subkeys
 (``subagents/agent-<id>``, listed by ``list_subkeys``), mirrored line by line while it
-worked. :func:`cut_off_report` reads the coordinator's transcript and every worker's as
-stored (``stored()``, before the load policies reshape them), finds the workers that were
-active during the attempt that failed and never delivered their final answer, and hands
-the Runtime a short report for the resume prompt (:mod:`flower.runtime.cutoff_words`): what
-each was asked, the files it changed, the commands that wrote, its last calls and their
-results, its last words.
+worked. :func:`read_cut_off` reads the coordinator's transcript and every worker's as
+stored (``stored()``, before the load policies reshape them) and finds the workers that
+were active during the attempt that failed and never delivered their final answer;
+:func:`flower.runtime.cutoff_words.cut_off_report`, which the
+Runtime calls, words that into a short report for the resume prompt: what each was asked,
+the files it changed, the commands that wrote, its last calls and their results, its last
+words. This module holds the data and never imports its words.
 
 A call that was running when the attempt ended (a ``tool_use`` without a ``tool_result``)
 is never treated as done nor as not done: the report lists it as "may or may not have taken
@@ -44,7 +45,6 @@ exception, because a resume must not fail for the sake of its footnote.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -54,14 +54,15 @@ from flower.kernel.text import one_line
 from flower.stores.transcript import Entry, blocks, is_synthetic, result_text
 
 if TYPE_CHECKING:
-    from flower.roles.agent import AgentSpec
+    from flower.kernel.agent_spec import AgentSpec
 
 __all__ = [
     "Call",
     "Cutoff",
     "Worker",
-    "cut_off_report",
+    "can_message",
     "find_cut_off",
+    "read_cut_off",
     "writes_files",
 ]
 
@@ -191,33 +192,23 @@ class Cutoff:
         return bool(self.workers or self.calls)
 
 
-async def cut_off_report(
-    store: Any, project_key: str, session_id: str, *, spec: AgentSpec | None = None
-) -> str:
-    """The report for a resumed coordinator (``"\\n\\n" + text``), or ``""``.
+async def read_cut_off(store: Any, project_key: str, session_id: str) -> Cutoff:
+    """What the failed attempt of session ``session_id`` cut off, read from the store.
 
     ``store`` is the Runtime's session store; its ``stored(key)`` (the rows as stored)
     is used when it has one, else ``load(key)`` (whose healed results still read as
-    cut off). ``spec`` decides whether the report offers ``SendMessage``.
+    cut off). May raise: the report's entry,
+    :func:`flower.runtime.cutoff_words.cut_off_report`, turns any failure into no report.
     """
-    from flower.runtime.cutoff_words import render
-
-    try:
-        key = {"project_key": project_key, "session_id": session_id}
-        main = await _read(store, key) or []
-        workers: dict[str, list[Entry]] = {}
-        lister = getattr(store, "list_subkeys", None)
-        if lister is not None:
-            for subpath in await lister(key):
-                if isinstance(subpath, str) and subpath.startswith(WORKER_SUBPATH):
-                    workers[subpath] = await _read(store, {**key, "subpath": subpath}) or []
-        found = find_cut_off(main, workers)
-        if not found:
-            return ""
-        return "\n\n" + render(found, can_message=_can_message(spec))
-    except Exception as exc:  # a footnote must never stop the resume
-        print(f"flower: could not report the cut-off workers: {exc!r}", file=sys.stderr)
-        return ""
+    key = {"project_key": project_key, "session_id": session_id}
+    main = await _read(store, key) or []
+    workers: dict[str, list[Entry]] = {}
+    lister = getattr(store, "list_subkeys", None)
+    if lister is not None:
+        for subpath in await lister(key):
+            if isinstance(subpath, str) and subpath.startswith(WORKER_SUBPATH):
+                workers[subpath] = await _read(store, {**key, "subpath": subpath}) or []
+    return find_cut_off(main, workers)
 
 
 async def _read(store: Any, key: Mapping[str, str]) -> list[Entry] | None:
@@ -226,7 +217,9 @@ async def _read(store: Any, key: Mapping[str, str]) -> list[Entry] | None:
     return [e for e in rows or [] if isinstance(e, dict)]
 
 
-def _can_message(spec: AgentSpec | None) -> bool:
+def can_message(spec: AgentSpec | None) -> bool:
+    """Whether ``spec``'s coordinator may use ``SendMessage`` (the report then says how to
+    resume each worker)."""
     if spec is None:
         return False
     from flower.roles.walls import tool_names

@@ -11,16 +11,26 @@ The report quotes the workers' own transcripts; it is not their report and nothi
 has been checked, which the text says. Every call without a recorded result is worded as
 the pruning store words it in a resumed context: it may or may not have taken effect,
 verify (:data:`flower.stores.prune.UNSURE`).
+
+:func:`cut_off_report` is the Runtime's entry: it reads what was cut off
+(:mod:`flower.runtime.cutoff`, which holds the data and never imports these words) and
+words it.
 """
 
 from __future__ import annotations
 
+import sys
+from typing import TYPE_CHECKING, Any
+
 from flower.kernel.lang import pick
 from flower.kernel.text import one_line
-from flower.runtime.cutoff import Call, Cutoff, Worker
+from flower.runtime.cutoff import Call, Cutoff, Worker, can_message, read_cut_off
 from flower.stores.prune import UNSURE, UNSURE_EN
 
-__all__ = ["MAX_CHARS", "render"]
+if TYPE_CHECKING:
+    from flower.kernel.agent_spec import AgentSpec
+
+__all__ = ["MAX_CHARS", "cut_off_report", "render"]
 
 #: Workers described in full; the rest are named by id only.
 MAX_WORKERS = 6
@@ -103,6 +113,25 @@ WORDS: dict[str, tuple[str, str]] = {
 def _say(key: str, **values: object) -> str:
     text = pick(*WORDS[key])
     return text.format(**values) if values else text
+
+
+async def cut_off_report(
+    store: Any, project_key: str, session_id: str, *, spec: AgentSpec | None = None
+) -> str:
+    """The report for a resumed coordinator (``"\\n\\n" + text``), or ``""``: what
+    :func:`flower.runtime.cutoff.read_cut_off` finds in ``store`` for ``session_id``, worded.
+
+    The Runtime's entry. ``spec`` decides whether the report offers ``SendMessage``.
+    Never raises: a footnote that cannot be made is no footnote.
+    """
+    try:
+        found = await read_cut_off(store, project_key, session_id)
+        if not found:
+            return ""
+        return "\n\n" + render(found, can_message=can_message(spec))
+    except Exception as exc:  # a footnote must never stop the resume
+        print(f"flower: could not report the cut-off workers: {exc!r}", file=sys.stderr)
+        return ""
 
 
 def render(found: Cutoff, *, can_message: bool = False) -> str:

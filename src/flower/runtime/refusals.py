@@ -14,9 +14,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from flower.kernel.events import Event
+from flower.records.ledger import GOAL_KEY, ROUND_KEY, record, refusal_row
 
 if TYPE_CHECKING:
-    from flower.runtime.base import Runtime
+    from flower.runtime.parts import RuntimeParts
 
 #: The CLI's wrapping of a refusal: ``<tool_use_error>Error: …</tool_use_error>``.
 _TOOL_ERROR = re.compile(r"</?tool_use_error>")
@@ -29,7 +30,7 @@ _ROUND_SUFFIX = re.compile(r"#(\d+)$")
 class Refusals:
     """Follows one attempt's events; :meth:`see` returns a ``refused`` event when due."""
 
-    def __init__(self, rt: Runtime, step: str) -> None:
+    def __init__(self, rt: RuntimeParts, step: str) -> None:
         self.rt = rt
         self.step = step
         self._calls: dict[str, tuple[str, bool]] = {}  # tool_use id -> (tool, subagent)
@@ -66,8 +67,6 @@ class Refusals:
         return Event("refused", refused, step=self.step)
 
     def _record(self, tool: str, reason: str, thread: str, session_id: str | None) -> None:
-        from flower.records.ledger import record, refusal_row
-
         record(
             self.rt,
             refusal_row(
@@ -79,8 +78,6 @@ class Refusals:
         """The round this step belongs to: a judge's ``#N``; once a goal is set, the round
         in progress (rounds ruled so far + 1); before that (clarifying, setting the goal)
         and outside a goal-guarded workflow, 0."""
-        from flower.workflow.verdicts import GOAL_KEY, ROUND_KEY
-
         named = _ROUND_SUFFIX.search(self.step)
         if named:
             return int(named.group(1))

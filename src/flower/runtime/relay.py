@@ -19,20 +19,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.events import Event, EventCallback
 from flower.kernel.files import WorkbenchError
 from flower.kernel.result import StepResult
+from flower.plugins import emit
 from flower.records.handoff import Handoff, degraded, save
-from flower.runtime.attempt import Live, run_attempt
+from flower.runtime.attempt import run_attempt
 from flower.runtime.audit import audit_handoff
+from flower.runtime.parts import Live, RuntimeParts
 
 if TYPE_CHECKING:
-    from flower.roles.agent import AgentSpec
-    from flower.runtime.base import Runtime
+    from flower.kernel.agent_spec import AgentSpec
 
 
 async def hand_off(
-    rt: Runtime,
+    rt: RuntimeParts,
     live: Live,
     spec: AgentSpec,
     step: str,

@@ -44,6 +44,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from flower.kernel.lang import localized
+from flower.runtime.resume_texts import RESUME_PROMPT_EN
+
 if TYPE_CHECKING:
     from flower.plugin_types import ErrorClass
 
@@ -164,9 +167,6 @@ class Resilience:
     def __post_init__(self) -> None:
         # The seed's default follows the language in effect when the policy is made (the
         # command chooses the language before any Runtime exists); a text given is kept.
-        from flower.kernel.lang import localized
-        from flower.runtime.resume_texts import RESUME_PROMPT_EN
-
         self.resume_prompt = localized(self.resume_prompt, RESUME_PROMPT, RESUME_PROMPT_EN)
 
     def delay_for(self, attempt: int) -> float:

@@ -26,21 +26,28 @@ if TYPE_CHECKING:
     from flower.kernel.result import StepResult
 
 
+def failure(result: StepResult) -> str | None:
+    """The error a step failed with for good, or ``None`` when it succeeded or was
+    stopped from outside (a quit, an exiting process: nobody's error)."""
+    if result.ok or (result.error or "").startswith(STOPPED):
+        return None
+    return result.error or "unknown error"
+
+
 def ended(result: StepResult, classified: dict[str, str] | None = None) -> list[Event]:
     """``error`` (when the step failed and was not stopped from outside), then ``result``.
 
-    ``classified`` holds the classes the retry loop already gave error texts: a plugin's
-    ``flower_classify_error`` is asked once per failure, not again for the event (a
-    classifier may count, rate-limit or call out)."""
+    ``classified`` holds the classes the Runtime gave error texts (the retry loop's, and
+    the final error's, :func:`failure`): a plugin's ``flower_classify_error`` is asked
+    once per failure, not again for the event (a classifier may count, rate-limit or call
+    out). An error it does not hold is of class ``"unknown"``."""
     stopped = not result.ok and (result.error or "").startswith(STOPPED)
     found: list[Event] = []
-    if not result.ok and not stopped:
-        from flower.runtime.resilience import classify
-
-        error = result.error or "unknown error"
+    error = failure(result)
+    if error is not None:
         payload: dict[str, Any] = {
             "error": error,
-            "class": (classified or {}).get(error) or classify(error),
+            "class": (classified or {}).get(error) or "unknown",
             "session_id": result.session_id,
             "attempts": result.attempts,
         }
@@ -67,4 +74,4 @@ def reset(step: str, retired: str, generation: int, *, path: Path | None, degrad
     return Event("reset", payload, step=step)
 
 
-__all__ = ["ended", "reset"]
+__all__ = ["ended", "failure", "reset"]

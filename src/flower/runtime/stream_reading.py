@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.events import Event, EventCallback
+from flower.plugins import emit
 from flower.stores.transcript import context_size
 
 if TYPE_CHECKING:
-    from flower.roles.agent import HandoffPolicy
-    from flower.runtime.attempt import Live
+    from flower.kernel.agent_spec import HandoffPolicy
+    from flower.runtime.parts import Live
 
 __all__ = [
     "answered_within_budget",

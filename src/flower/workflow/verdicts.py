@@ -24,14 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flower.kernel.lang import EN, current, localized, pick
+from flower.records.ledger import GOAL_KEY, ROUND_KEY, VERDICT_KEY
 from flower.records.sections import PLACEHOLDERS, Frozen, bullets, inert, placeholder, scan
 
-#: ``ctx[GOAL_KEY]`` is the frozen :class:`Goal` (``ctx[<goal step>]`` its prompt block).
-GOAL_KEY = "_goal"
-#: ``ctx[VERDICT_KEY]`` is the latest :class:`Verdict`.
-VERDICT_KEY = "_verdict"
-#: ``ctx[ROUND_KEY]``: how many rounds the judge has ruled on in this process.
-ROUND_KEY = "_goal_rounds"
+# ``ctx[GOAL_KEY]`` (the frozen :class:`Goal`), ``ctx[VERDICT_KEY]`` (the latest
+# :class:`Verdict`) and ``ctx[ROUND_KEY]`` (rounds ruled in this process) are defined in
+# :mod:`flower.records.ledger`, below the Runtime that reads them too; importable from here.
 
 # --- the goal ------------------------------------------------------------------------------
 
