@@ -34,10 +34,10 @@ _EXPORTS: dict[str, str] = {
     "SqliteSessionStore": "flower.stores.sqlite",
     "TrimmingSessionStore": "flower.stores.trim",
     "PruningSessionStore": "flower.stores.prune",
-    "TrimPolicy": "flower.stores.trim",
-    "EphemeralPolicy": "flower.stores.trim",
+    "TrimPolicy": "flower.kernel.policies",
+    "EphemeralPolicy": "flower.kernel.policies",
     "trim_report": "flower.stores.trim",
-    "PrunePolicy": "flower.stores.prune",
+    "PrunePolicy": "flower.kernel.policies",
     # agents, guards, workbench (roles/agent.py, roles/guard.py, records/workbench.py)
     "AgentSpec": "flower.roles.agent",
     "CompactPolicy": "flower.roles.agent",
@@ -98,11 +98,19 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", "hookimpl", *sorted(_EXPORTS)]
 
 
+#: Names whose expiry of glances needs the guard's classifier, which the stores never
+#: import: handing one out loads :mod:`flower.roles.ephemeral`, which registers it
+#: (:func:`flower.kernel.policies.register_glance`).
+_NEED_GLANCE = frozenset({"EphemeralPolicy", "TrimmingSessionStore", "PruningSessionStore"})
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'flower' has no attribute {name!r}")
     value = getattr(import_module(module), name)
+    if name in _NEED_GLANCE:
+        import_module("flower.roles.ephemeral")
     globals()[name] = value
     return value
 

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     from flower.kernel.events import Event
     from flower.roles.agent import AgentSpec
-    from flower.stores.prune import PrunePolicy
-    from flower.stores.trim import EphemeralPolicy, TrimPolicy
+    from flower.kernel.policies import EphemeralPolicy, PrunePolicy, TrimPolicy
 
 #: How the resilience layer treats an error text: wait and resume, stop, or decide
 #: by ``Resilience.retry_unknown``.

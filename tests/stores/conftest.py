@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import flower.roles.ephemeral  # noqa: F401  registers the glance classifier expiry uses
 from flower.testing import need
 
 PG_URL = os.environ.get("FLOWER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import flower.roles.ephemeral
+from flower.kernel.policies import glance_classifier
 from flower.stores import trim
 from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy
 
@@ -32,9 +33,13 @@ async def loaded(
     return store, out
 
 
-def test_is_ephemeral_is_the_guards_own_function() -> None:
-    assert trim.is_ephemeral is flower.roles.ephemeral.is_ephemeral
-    assert "is_ephemeral" in trim.__all__
+def test_expiry_uses_the_guards_own_classifier() -> None:
+    """The store never imports the glance rules: the guard registers its classifier in
+    the kernel, and a policy naming none uses it."""
+    assert "is_ephemeral" not in trim.__all__
+    assert glance_classifier(EphemeralPolicy()) is flower.roles.ephemeral.is_ephemeral
+    mine = EphemeralPolicy(is_glance=lambda cmd: cmd == "date")
+    assert glance_classifier(mine) is mine.is_glance
 
 
 async def test_stale_one_off_results_expire_with_the_template(

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from flower.kernel.policies import register_glance
 from flower.roles.glance.awk import check_awk
 from flower.roles.glance.binaries import TOOLS, check_tool
 from flower.roles.glance.find import check_find
@@ -304,3 +305,8 @@ def is_ephemeral(cmd: str) -> bool:
         return decide(cmd)
     except Exception:  # fail closed: a checker bug must never become a True
         return False
+
+
+#: The stores expire the stale results of glances without knowing the rule: an
+#: ``EphemeralPolicy`` that names no classifier uses the one registered in the kernel.
+register_glance(is_ephemeral)

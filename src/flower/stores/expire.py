@@ -2,9 +2,12 @@
 
 A ``git status`` or an ``ls`` says how things stood when it ran; twenty replies later it
 misleads more than it helps. :class:`EphemeralPolicy` keeps the newest ``keep_recent``
-such results (by :func:`~flower.roles.ephemeral.is_ephemeral`) and replaces the text of
-the older ones with ``EphemeralPolicy.text``. Split from :mod:`flower.stores.trim`,
-which runs it inside ``load()`` and re-exports these names.
+such results (those its glance classifier accepts:
+:func:`~flower.kernel.policies.glance_classifier`) and replaces the text of the older ones
+with ``EphemeralPolicy.text``. The policy and its texts live in
+:mod:`flower.kernel.policies` (the plugin system names them), re-exported here; which
+commands are glances is the guard's rule, which the store never imports. Split from
+:mod:`flower.stores.trim`, which runs it inside ``load()`` and re-exports these names.
 
 The note must read the same at every later load: the API caches prompt prefixes, and a
 note whose "N rounds ago" grew at each resume would change old context every time, so
@@ -18,11 +21,13 @@ from __future__ import annotations
 
 import bisect
 import functools
-from dataclasses import dataclass
 from typing import Any
 
 from flower.kernel.lang import localized
-from flower.roles.ephemeral import is_ephemeral
+from flower.kernel.policies import EXPIRED_TEXT as EXPIRED_TEXT
+from flower.kernel.policies import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
+from flower.kernel.policies import Classifier, glance_classifier
+from flower.kernel.policies import EphemeralPolicy as EphemeralPolicy
 from flower.stores.scan import Scan, scan
 from flower.stores.transcript import Entry, text_length, tool_uses
 
@@ -31,41 +36,16 @@ __all__ = ["EXPIRED_TEXT", "EXPIRED_TEXT_EN", "EphemeralPolicy", "expire", "repl
 #: ``counted_results(entries)``: (line index, line, tool_result block), oldest first.
 ResultBlocks = list[tuple[int, Entry, dict[str, Any]]]
 
-#: The checker lexes a command each time; a session repeats the same few commands
-#: (``git status``, ``ls``) hundreds of times, and every load asks again for each.
-_ephemeral = functools.lru_cache(maxsize=4096)(is_ephemeral)
-
 #: Longest command quoted in an expiry note.
 CMD_CHARS = 80
 
-#: What a stale one-off result becomes (the seed's default of ``EphemeralPolicy.text``),
-#: and its English, used when the language in effect at load time is English
-#: (:mod:`flower.kernel.lang`); a text you set on the policy stays as given.
-EXPIRED_TEXT = "[{cmd} 的结果已过期(第 {age} 轮前),当前状态可能已变。需要请重新执行]"
-EXPIRED_TEXT_EN = (
-    "[The result of {cmd} is out of date (from {age} round(s) ago); the state may have"
-    " changed since. Run it again if you need it]"
-)
 
-
-@dataclass
-class EphemeralPolicy:
-    """Expire the results of one-off commands (``git status``, ``ls``) that went stale.
-
-    Only Bash results whose command :func:`is_ephemeral` accepts; Read results never
-    expire. Expired content is dropped, not spilled.
-
-    Attributes:
-        enabled: ``False`` skips expiry entirely.
-        keep_recent: The newest ephemeral results that stay.
-        max_chars: Longer ephemeral results are left to trimming (see the module doc).
-        text: The note left in place; ``{cmd}`` is the command, ``{age}`` the rounds ago.
-    """
-
-    enabled: bool = True
-    keep_recent: int = 6
-    max_chars: int = 2000
-    text: str = EXPIRED_TEXT
+@functools.lru_cache(maxsize=8)
+def _cached(classifier: Classifier) -> Classifier:
+    """``classifier``, remembering its answers: the checker lexes a command each time; a
+    session repeats the same few commands (``git status``, ``ls``) hundreds of times, and
+    every load asks again for each."""
+    return functools.lru_cache(maxsize=4096)(classifier)
 
 
 def expire(
@@ -88,6 +68,7 @@ def expire(
     :func:`~flower.stores.scan.scan` of ``entries`` when the caller has them already.
     """
     uses = tool_uses(entries) if uses is None else uses
+    is_glance = _cached(glance_classifier(policy))
     found: list[tuple[int, dict[str, Any], str, int]] = []
     for position, (index, entry, block) in enumerate(results):
         if entry.get("isCompactSummary") is True:
@@ -97,7 +78,7 @@ def expire(
             continue
         tool_input = use[1].get("input")
         command = tool_input.get("command") if isinstance(tool_input, dict) else None
-        if not isinstance(command, str) or not _ephemeral(command):
+        if not isinstance(command, str) or not is_glance(command):
             continue
         if text_length(block.get("content")) > policy.max_chars:
             continue

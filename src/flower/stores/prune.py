@@ -44,11 +44,17 @@ spilling of large results; pruning, expiry and neutralising still happen.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flower.kernel.lang import localized
+from flower.kernel.policies import INTERRUPTED_NOTE as INTERRUPTED_NOTE
+from flower.kernel.policies import INTERRUPTED_NOTE_EN as INTERRUPTED_NOTE_EN
+from flower.kernel.policies import ORPHAN_NOTE as ORPHAN_NOTE
+from flower.kernel.policies import ORPHAN_NOTE_EN as ORPHAN_NOTE_EN
+from flower.kernel.policies import UNSURE as UNSURE
+from flower.kernel.policies import UNSURE_EN as UNSURE_EN
+from flower.kernel.policies import PrunePolicy as PrunePolicy
 from flower.stores.mask import MaskPolicy
 from flower.stores.scan import Scan, scan
 from flower.stores.transcript import (
@@ -70,28 +76,6 @@ __all__ = [
     "PrunePolicy",
     "PruningSessionStore",
 ]
-
-#: What an interrupted call's result says after pruning.
-INTERRUPTED_NOTE = "[上一轮在此处被中断,该工具结果未产生]"
-
-#: How flower words a call whose result was never recorded (a killed process, an outage
-#: that cut a worker off): neither done nor undone, to be verified. The cut-off report of
-#: a resumed coordinator (``runtime/cutoff_words.py``) uses the same words.
-UNSURE = "可能已经生效,也可能没有,先核实再继续"
-
-#: The result given to a call that never got one: the process ended while it ran, so
-#: whether it took effect is unknown.
-ORPHAN_NOTE = f"[中断:此调用没有结果,它{UNSURE}(看文件或状态),不要盲目重做]"
-
-#: The same three in English, used when the language in effect at load time is English
-#: (:mod:`flower.kernel.lang`): the policy's defaults follow the language, a text you set
-#: on the policy stays as given.
-INTERRUPTED_NOTE_EN = "[The last round was interrupted here; this tool call left no result]"
-UNSURE_EN = "may or may not have taken effect, so verify before going on"
-ORPHAN_NOTE_EN = (
-    f"[Interrupted: this call left no result; it {UNSURE_EN} (the files, the state); do not"
-    " simply redo it]"
-)
 
 #: Fixed namespace of the ids of healed lines: the same stored transcript heals to the
 #: same line every load, so lines the CLI writes after it keep a parent that exists.
@@ -115,28 +99,6 @@ _INTERRUPT_TEXTS = (
     "[Request interrupted by user",
 )
 _INTERRUPT_CHARS = max(len(t) for t in _INTERRUPT_TEXTS)
-
-
-@dataclass
-class PrunePolicy:
-    """What pruning removes or neutralises.
-
-    Attributes:
-        keep_denials: The newest refused tool calls that stay (``Runtime(keep_denials=1)``).
-        drop_api_errors: Remove synthetic API-error lines.
-        neutralize_interrupts: Replace interrupted results' text with ``note``.
-        note: The neutral text for an interrupted result.
-        heal_orphans: Give every call without a result an error result saying
-            ``orphan_note`` (and reword the CLI's own such results to it).
-        orphan_note: The text of a healed result.
-    """
-
-    keep_denials: int = 1
-    drop_api_errors: bool = True
-    neutralize_interrupts: bool = True
-    note: str = INTERRUPTED_NOTE
-    heal_orphans: bool = True
-    orphan_note: str = ORPHAN_NOTE
 
 
 def _orphan_note(policy: PrunePolicy) -> str:

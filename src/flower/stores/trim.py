@@ -40,16 +40,15 @@ import os
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
 from flower.kernel.lang import EN, current
+from flower.kernel.policies import TrimPolicy as TrimPolicy
 from flower.kernel.redact import current as current_redactor
 from flower.kernel.redact import watch
-from flower.roles.ephemeral import is_ephemeral
 from flower.stores.expire import CMD_CHARS as CMD_CHARS
 from flower.stores.expire import EXPIRED_TEXT as EXPIRED_TEXT
 from flower.stores.expire import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
@@ -82,7 +81,6 @@ __all__ = [
     "EphemeralPolicy",
     "TrimPolicy",
     "TrimmingSessionStore",
-    "is_ephemeral",
     "replace_text",
     "trim_report",
 ]
@@ -101,25 +99,6 @@ SMALL_TEXT = 200
 #: How much of a spilled result the pointer quotes.
 HEAD_LINES = 3
 HEAD_CHARS = 200
-
-
-@dataclass
-class TrimPolicy:
-    """Move large old tool results out of the resumed context, into files.
-
-    Attributes:
-        keep_recent: The newest tool results that are never trimmed.
-        min_chars: A result with at least this much text is trimmed.
-        spill_dirname: Where the originals go, relative to the workspace (must stay
-            inside it; ``spill_guard``'s ``<workbench.root>/spill/`` is a different
-            folder on purpose).
-        enabled: ``False`` skips trimming entirely (``Runtime(trim=False)``).
-    """
-
-    keep_recent: int = 20
-    min_chars: int = 2000
-    spill_dirname: str = ".flower/spill"
-    enabled: bool = True
 
 
 class TrimmingSessionStore(SqliteSessionStore):
