@@ -99,7 +99,7 @@ def per_event(events: list[Any], make: Callable[[], Callable[[Any], None]], roun
 
 
 def micro(n: int) -> None:
-    from flower.human.terminal import Terminal
+    from flower.kernel.terminal import Terminal
     from flower.ui.render import Renderer
 
     events = stream_of_events(n)
@@ -137,7 +137,7 @@ async def macro(pairs: int) -> float:
     from workflow import ASK, SCRIPT  # benchmarks/workflow.py
 
     from flower import Runtime, starter_flow
-    from flower.human.terminal import Terminal
+    from flower.kernel.terminal import Terminal
     from flower.testing import ScriptedModel
     from flower.ui.render import Renderer
 

@@ -100,7 +100,7 @@ TESTS: dict[str, list[str]] = {
         "tests/commands/test_arguments.py",
         "tests/workflow/test_starter_e2e.py",
     ],
-    "src/flower/human/sanitize.py": ["tests/ui/test_sanitize.py"],
+    "src/flower/kernel/sanitize.py": ["tests/ui/test_sanitize.py"],
     "src/flower/ui/render.py": ["tests/ui/test_render.py", "tests/ui/test_render_e2e.py"],
     "src/flower/roles/sandbox.py": ["tests/workers"],
     "src/flower/roles/walls.py": ["tests/guards/test_walls.py", "tests/workers"],

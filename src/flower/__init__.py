@@ -39,11 +39,11 @@ _EXPORTS: dict[str, str] = {
     "trim_report": "flower.stores.trim",
     "PrunePolicy": "flower.kernel.policies",
     # agents, guards, workbench (roles/agent.py, roles/guard.py, records/workbench.py)
-    "AgentSpec": "flower.roles.agent",
-    "CompactPolicy": "flower.roles.agent",
-    "HandoffPolicy": "flower.roles.agent",
+    "AgentSpec": "flower.kernel.agent_spec",
+    "CompactPolicy": "flower.kernel.agent_spec",
+    "HandoffPolicy": "flower.kernel.agent_spec",
     "build_options": "flower.roles.agent",
-    "default_window": "flower.roles.agent",
+    "default_window": "flower.kernel.agent_spec",
     "Workbench": "flower.records.workbench",
     "whitelist_guard": "flower.roles.guard",
     "delegate_guard": "flower.roles.guard",
@@ -123,6 +123,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from flower.human.channel import Ask, HumanChannel, Mail
+    from flower.kernel.agent_spec import AgentSpec, CompactPolicy, HandoffPolicy, default_window
     from flower.kernel.channel import Channel
     from flower.kernel.events import Event, normalize
     from flower.plugin_types import HandoffRequest, RoleFactory, StoreSettings
@@ -130,13 +131,7 @@ if TYPE_CHECKING:
     from flower.records.handoff import Handoff
     from flower.records.lineage import Lineage
     from flower.records.workbench import Workbench
-    from flower.roles.agent import (
-        AgentSpec,
-        CompactPolicy,
-        HandoffPolicy,
-        build_options,
-        default_window,
-    )
+    from flower.roles.agent import build_options
     from flower.roles.ephemeral import is_ephemeral
     from flower.roles.factory import (
         CLARIFIER_RULES,

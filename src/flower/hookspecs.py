@@ -32,22 +32,22 @@ if TYPE_CHECKING:
     import click
     from claude_agent_sdk.types import HookMatcher, SessionStore
 
-    from flower.human.terminal import Terminal
+    from flower.kernel.agent_spec import AgentSpec
     from flower.kernel.channel import Channel
     from flower.kernel.events import Event
+    from flower.kernel.terminal import Terminal
     from flower.plugin_types import (
         AuditRequest,
         ErrorClass,
+        HandoffDocument,
         HandoffRequest,
         OpenItem,
         RoleFactory,
         SessionRequest,
         StoreSettings,
         View,
+        WorkbenchView,
     )
-    from flower.records.handoff import Handoff
-    from flower.records.workbench import Workbench
-    from flower.roles.agent import AgentSpec
 
 PROJECT = "flower"
 
@@ -124,7 +124,7 @@ def flower_classify_error(text: str) -> ErrorClass | None:
 
 
 @hookspec(firstresult=True)
-def flower_handoff_writer(request: HandoffRequest) -> Awaitable[Handoff] | None:
+def flower_handoff_writer(request: HandoffRequest) -> Awaitable[HandoffDocument] | None:
     """Produce the handoff document when a session's context is full.
 
     Instead of letting the CLI compact the conversation, flower asks the full session to
@@ -192,7 +192,7 @@ def flower_open_items(request: AuditRequest) -> Iterable[OpenItem] | None:
 @hookspec
 def flower_guards(
     spec: AgentSpec,
-    workbench: Workbench | None,
+    workbench: WorkbenchView | None,
     spill_threshold: int | None,
 ) -> dict[str, list[HookMatcher]] | None:
     """Contribute SDK hook matchers that every session of ``spec`` runs with.
@@ -380,7 +380,7 @@ def flower_renderer(terminal: Terminal, verbose: bool) -> View | None:
     said, wraps by display width, keeps the input line alive and holds the lock that
     stops two flower processes from tearing each other's lines.
 
-    :param terminal: The :class:`flower.human.terminal.Terminal` of the run.
+    :param terminal: The :class:`flower.kernel.terminal.Terminal` of the run.
     :param verbose: ``flower -v``: show prompts, thinking, subagents, every event.
     :return: A view, or ``None`` to let the next implementation decide.
 

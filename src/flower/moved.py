@@ -90,8 +90,14 @@ MOVED: dict[str, str] = {
     "flower.core.workbench": "flower.records.workbench",
     "flower.stores.cli": "flower.commands.db",
     "flower.ui.formats": "flower.kernel.formats",
-    "flower.ui.sanitize": "flower.human.sanitize",
-    "flower.ui.terminal": "flower.human.terminal",
+    "flower.ui.sanitize": "flower.kernel.sanitize",
+    "flower.ui.terminal": "flower.kernel.terminal",
+}
+
+#: names that left their module's new home for another one: old path -> name -> module
+LEFT: dict[str, dict[str, str]] = {
+    "flower.core.events": {"emit": "flower.plugins"},
+    "flower.core.redact": {"redact_hooks": "flower.roles.guard"},
 }
 
 
@@ -120,10 +126,26 @@ class _Alias:
             DeprecationWarning,
             stacklevel=_caller_level(),
         )
-        return import_module(self.new)
+        module = import_module(self.new)
+        left = LEFT.get(spec.name)
+        return module if left is None else _with_left(spec.name, module, left)
 
     def exec_module(self, module: ModuleType) -> None:
         """Nothing to run: the new module ran when it was imported."""
+
+
+def _with_left(name: str, module: ModuleType, left: dict[str, str]) -> ModuleType:
+    """A stand-in for an old module some of whose names now live elsewhere: every name
+    reads through to ``module``, the ones in ``left`` to their new modules."""
+    proxy = ModuleType(name, module.__doc__)
+
+    def lookup(attr: str) -> Any:
+        if attr in left:
+            return getattr(import_module(left[attr]), attr)
+        return getattr(module, attr)
+
+    proxy.__getattr__ = lookup  # type: ignore[method-assign]
+    return proxy
 
 
 class OldPaths:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
+    from flower.kernel.agent_spec import AgentSpec
     from flower.kernel.events import Event
-    from flower.roles.agent import AgentSpec
     from flower.kernel.policies import EphemeralPolicy, PrunePolicy, TrimPolicy
 
 #: How the resilience layer treats an error text: wait and resume, stop, or decide
@@ -203,3 +203,31 @@ class View(Protocol):
         failed_at: str | None,
         aborted: str | None,
     ) -> None: ...
+
+
+class HandoffDocument(Protocol):
+    """What a ``flower_handoff_writer`` resolves to: in flower, a
+    :class:`flower.records.handoff.Handoff` (``from flower import Handoff``). Named here by
+    the parts the relay reads, since the plugin system imports no run record."""
+
+    doing: str
+    next: str
+    step: str
+    degraded: bool
+
+    def to_markdown(self) -> str:
+        """The document as the next session reads it."""
+        ...
+
+
+class WorkbenchView(Protocol):
+    """What a ``flower_guards`` hook is handed of the run's workbench: in flower, a
+    :class:`flower.records.workbench.Workbench`, named here by its shape (the plugin system
+    imports no run record)."""
+
+    workspace: Path
+
+    @property
+    def root(self) -> Path:
+        """The workbench's folder (``workspace/.flower`` by default)."""
+        ...

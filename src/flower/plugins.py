@@ -21,12 +21,16 @@ import sys
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from flower import hookspecs
 from flower.discovery import Found
+
+if TYPE_CHECKING:
+    # types only: flower --help loads this module and no event code
+    from flower.kernel.events import Event, EventCallback
 
 ENTRY_POINT_GROUP = "flower"
 
@@ -208,3 +212,20 @@ def reset_plugin_manager() -> None:
 def hook() -> Any:
     """Shorthand for ``get_plugin_manager().hook``."""
     return get_plugin_manager().hook
+
+
+def emit(event: Event, on_event: EventCallback | None = None) -> None:
+    """Deliver ``event`` to the caller's callback and to every ``flower_event`` hook.
+
+    Observers must never break the work, so an exception from either is reported on
+    stderr and swallowed. It lives with the plugin manager, not with :class:`Event` in
+    :mod:`flower.kernel.events`, because delivering is calling the hooks.
+    """
+    observers: list[EventCallback] = [lambda e: get_plugin_manager().hook.flower_event(event=e)]
+    if on_event is not None:
+        observers.insert(0, on_event)
+    for deliver in observers:
+        try:
+            deliver(event)
+        except Exception as exc:  # observers must not stop the run
+            print(f"flower: an event observer failed on {event.kind!r}: {exc!r}", file=sys.stderr)

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from flower import hookimpl
 
 if TYPE_CHECKING:
+    from flower.kernel.agent_spec import AgentSpec
     from flower.records.workbench import Workbench
-    from flower.roles.agent import AgentSpec
 
 
 @hookimpl(trylast=True)

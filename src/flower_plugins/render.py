@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from flower import hookimpl
 
 if TYPE_CHECKING:
-    from flower.human.terminal import Terminal
+    from flower.kernel.terminal import Terminal
     from flower.ui.render import Renderer
 
 

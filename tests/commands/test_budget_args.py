@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from flower.cli import main
 from flower.commands import EXIT_BUDGET, EXIT_FAILED, EXIT_QUIT, EXIT_USAGE
 from flower.commands.status import describe_budget
-from flower.human.terminal import Terminal
 from flower.kernel.events import Event
+from flower.kernel.terminal import Terminal
 from flower.ui.render import Renderer
 
 

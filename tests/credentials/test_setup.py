@@ -258,7 +258,7 @@ def test_setup_talks_through_flower_s_terminal(bare: Path) -> None:
     import io as stdio
 
     from flower.commands.setup import TerminalIO, as_setup_io
-    from flower.human.terminal import Terminal
+    from flower.kernel.terminal import Terminal
 
     answers = Answers()
     assert as_setup_io(answers) is answers

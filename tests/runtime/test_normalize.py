@@ -69,8 +69,7 @@ def test_blank_text_is_no_event_and_thinking_is_its_own_kind() -> None:
 def test_the_callers_observer_hears_an_event_before_the_plugins_do() -> None:
     """The terminal is the caller's observer: a slow plugin must not delay what it shows."""
     from flower.hookspecs import hookimpl
-    from flower.kernel.events import emit
-    from flower.plugins import get_plugin_manager
+    from flower.plugins import emit, get_plugin_manager
 
     heard: list[str] = []
 

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from flower.human.terminal import Terminal
+from flower.kernel.terminal import Terminal
 from flower.ui.reader import InputLine, ask_line
 
 

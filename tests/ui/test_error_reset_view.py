@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import io
 
-from flower.human.terminal import Terminal
 from flower.kernel.events import Event
 from flower.kernel.result import STOPPED, StepResult
+from flower.kernel.terminal import Terminal
 from flower.runtime.step_events import ended, reset
 from flower.ui.render import Renderer
 

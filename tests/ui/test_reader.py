@@ -12,7 +12,7 @@ import pexpect
 import pyte
 import pytest
 
-from flower.human.terminal import Terminal
+from flower.kernel.terminal import Terminal
 from flower.ui.reader import InputLine, _Editor, _Keys
 from tests.ptys import default_signals
 

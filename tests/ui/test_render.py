@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from flower.human.terminal import Terminal
 from flower.kernel.events import Event
+from flower.kernel.terminal import Terminal
 from flower.ui.render import Renderer, plural, renderer_for
 
 from .ptyio import Pty, rows

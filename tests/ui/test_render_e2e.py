@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.human.terminal import Terminal
 from flower.kernel.events import Event
+from flower.kernel.terminal import Terminal
 from flower.roles.agent import AgentSpec
 from flower.runtime.base import Runtime
 from flower.runtime.resilience import Resilience

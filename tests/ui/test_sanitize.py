@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from flower.human.sanitize import cells, clean, fit, wrap
+from flower.kernel.sanitize import cells, clean, fit, wrap
 
 from ..fuzz import examples
 

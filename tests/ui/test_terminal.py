@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.human.sanitize import cells
-from flower.human.terminal import Terminal, default_lock_path
+from flower.kernel.sanitize import cells
+from flower.kernel.terminal import Terminal, default_lock_path
 
 from .ptyio import Pty, rows
 
@@ -151,7 +151,7 @@ def test_the_lock_is_per_output_device(tmp_path: Path, monkeypatch: pytest.Monke
 WRITER = textwrap.dedent(
     """
     import sys
-    from flower.human.terminal import Terminal
+    from flower.kernel.terminal import Terminal
     me, calls, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     term = Terminal(sys.stdout, color=False)
     for n in range(calls):

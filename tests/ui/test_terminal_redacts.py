@@ -11,8 +11,8 @@ import io
 
 import pytest
 
-from flower.human.terminal import Terminal
 from flower.kernel.events import Event
+from flower.kernel.terminal import Terminal
 from flower.ui.render import Renderer
 
 KEY = "sk-ant-api03-terminal-0a1b2c3d4e5f"

@@ -83,9 +83,10 @@ class FakeRuntime:
 
 def one_step(rt: FakeRuntime, i: int) -> int:
     """One step's events (and its session); returns how many were delivered."""
-    from flower.kernel.events import Event, emit
+    from flower.kernel.agent_spec import AgentSpec
+    from flower.kernel.events import Event
     from flower.plugin_types import SessionRequest
-    from flower.roles.agent import AgentSpec
+    from flower.plugins import emit
     from flower.runtime.attempt import Attempt
     from flower.runtime.scope import SessionScopes
 

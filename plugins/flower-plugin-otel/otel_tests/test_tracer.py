@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from flower.kernel.events import Event, emit
+from flower.kernel.agent_spec import AgentSpec
+from flower.kernel.events import Event
 from flower.plugin_types import SessionRequest
-from flower.roles.agent import AgentSpec
+from flower.plugins import emit
 from flower.runtime.attempt import Attempt
 from flower.runtime.scope import SessionScopes
 

@@ -96,7 +96,7 @@ def measure(pages: int, events: list, view: object, rounds: int) -> dict[str, fl
     from flower_plugin_web.hub import HUB
     from flower_plugin_web.server import serve
 
-    from flower.kernel.events import emit
+    from flower.plugins import emit
 
     token = "benchmark-token"
     server = serve("127.0.0.1", 0, token=token)
@@ -168,7 +168,7 @@ def main() -> int:
     from flower_plugin_web.hub import HUB, Where
     from render import stream_of_events  # benchmarks/render.py: the same mix
 
-    from flower.human.terminal import Terminal
+    from flower.kernel.terminal import Terminal
     from flower.ui.render import Renderer
 
     raise_fd_limit()

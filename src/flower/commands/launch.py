@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 def make_view(g: Globals) -> tuple[Any, Any, bool]:
     """The terminal, the renderer the plugins pick, and whether a human can type here."""
-    from flower.human.terminal import Terminal
+    from flower.kernel.terminal import Terminal
     from flower.ui.render import renderer_for
 
     terminal = Terminal()
@@ -135,7 +135,7 @@ def launch_starter(
     is gone stops in one line unless ``recover`` (``records/state_copy.py``); ``rewound``:
     ``flower rewind`` has just asked what to tell the agents, so nothing is asked again."""
     from flower.commands.startup import dead_endpoint, lost_store, unwritable_workspace
-    from flower.roles.agent import HandoffPolicy
+    from flower.kernel.agent_spec import HandoffPolicy
     from flower.stores.trim import TrimPolicy
 
     refusal = unwritable_workspace(g.workspace)  # before the run folder, store and lock

@@ -103,7 +103,7 @@ def once(
             "name at least one tool, e.g. --tools Read,Bash", param_hint="--tools"
         )
     from flower.commands.launch import drive, make_view, open_runtime
-    from flower.roles.agent import AgentSpec
+    from flower.kernel.agent_spec import AgentSpec
 
     spec = AgentSpec(
         name=STEP,

@@ -143,7 +143,8 @@ class Session:
     def _announce_end(self, code: int, closing: dict[str, Any]) -> None:
         """The closing line's facts as an ``end`` event, to the plugins only (the view
         shows them through ``closing``): a page that followed the run says the same."""
-        from flower.kernel.events import Event, emit
+        from flower.kernel.events import Event
+        from flower.plugins import emit
 
         started = getattr(self.renderer, "started", None)  # the view's clock, when it has one
         since = started if isinstance(started, float) else self.started
@@ -282,7 +283,7 @@ class Session:
             self.terminal.line("(ask something after the ?)", "dim")
             return
         from flower.commands.aside import answer_aside
-        from flower.kernel.events import emit
+        from flower.plugins import emit
 
         task = asyncio.ensure_future(
             answer_aside(

@@ -167,7 +167,7 @@ def no_terminal_message() -> str:
 def run_setup(io: Any = None, *, probe: bool | None = None) -> bool:
     """Run the questions; True when a run can start with what was saved (see
     :attr:`SetupOutcome.usable`). ``io`` is a :class:`SetupIO`, a
-    :class:`flower.human.terminal.Terminal` (wrapped in :class:`TerminalIO`), or ``None``
+    :class:`flower.kernel.terminal.Terminal` (wrapped in :class:`TerminalIO`), or ``None``
     for a new Terminal on standard output."""
     return setup_flow(as_setup_io(io), probe=probe).usable
 
@@ -177,7 +177,7 @@ def as_setup_io(io: Any = None) -> SetupIO:
     if io is not None and hasattr(io, "ask_secret"):
         return cast(SetupIO, io)
     if io is None:
-        from flower.human.terminal import Terminal
+        from flower.kernel.terminal import Terminal
 
         io = Terminal()
     return TerminalIO(io)

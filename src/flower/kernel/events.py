@@ -8,13 +8,13 @@ meter or forward them without the caller wiring anything.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from flower.kernel.text import one_line
+from flower.kernel.tokens import context_size
 
 #: How much of a tool result an event carries (the full result stays in the transcript).
 RESULT_PREVIEW = 300
@@ -47,24 +47,6 @@ class Event:
 
 #: Receives events for one call (``Runtime.run(on_event=...)``); may be ``None``.
 EventCallback = Callable[[Event], None]
-
-
-def emit(event: Event, on_event: EventCallback | None = None) -> None:
-    """Deliver ``event`` to the caller's callback and to every ``flower_event`` hook.
-
-    Observers must never break the work, so an exception from either is reported on
-    stderr and swallowed.
-    """
-    from flower.plugins import get_plugin_manager
-
-    observers: list[EventCallback] = [lambda e: get_plugin_manager().hook.flower_event(event=e)]
-    if on_event is not None:
-        observers.insert(0, on_event)
-    for deliver in observers:
-        try:
-            deliver(event)
-        except Exception as exc:  # observers must not stop the run
-            print(f"flower: an event observer failed on {event.kind!r}: {exc!r}", file=sys.stderr)
 
 
 def normalize(message: Any, *, step: str | None = None, context: int | None = None) -> list[Event]:
@@ -115,8 +97,6 @@ def normalize(message: Any, *, step: str | None = None, context: int | None = No
     if isinstance(message, AssistantMessage):
         if message.model == "<synthetic>":
             return []
-        from flower.stores.transcript import context_size
-
         level = context_size(message.usage or {}) or context
         found: list[Event] = []
         for block in message.content:

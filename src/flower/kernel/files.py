@@ -101,7 +101,10 @@ def keep_out_of_git(folder: Path, what: str = "spilled tool output") -> None:
 class Placer(Protocol):
     """What :func:`check_write` asks of a guarded folder: where a name would go."""
 
-    root: Path
+    @property
+    def root(self) -> Path:
+        """The guarded folder."""
+        ...
 
     def place(self, *parts: str) -> Path:
         """The path ``parts`` names below ``root``; :class:`WorkbenchError` when a link

@@ -52,9 +52,6 @@ from flower.kernel.env import CREDENTIAL_KEYS, env_files, parse_env_file
 if TYPE_CHECKING:
     from claude_agent_sdk import HookMatcher
 
-    from flower.records.workbench import Workbench
-    from flower.roles.agent import AgentSpec
-
 __all__ = [
     "MARK",
     "MIN_LENGTH",
@@ -68,7 +65,6 @@ __all__ = [
     "marker",
     "redact",
     "redact_guard",
-    "redact_hooks",
     "watch",
 ]
 
@@ -530,19 +526,3 @@ def redact_guard(*, skip: str = "") -> HookMatcher:
         return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": clean}}
 
     return HookMatcher(matcher=None, hooks=[cast(Any, redact_output)])
-
-
-def redact_hooks(
-    spec: AgentSpec, workbench: Workbench | None, spill_threshold: int | None
-) -> dict[str, list[HookMatcher]]:
-    """The redaction guard for ``spec`` as ``spec_guards`` installs it, for every agent.
-
-    Watches the spec's ``env`` and the workbench's workspace, and skips the tools that
-    ``spill_guard`` handles when ``workbench_hooks`` installs one (a workbench and a
-    threshold): that guard redacts what it returns.
-    """
-    from flower.roles.guard import BULKY
-
-    watch(env=spec.env, workspace=workbench.workspace if workbench is not None else None)
-    spilling = workbench is not None and bool(spill_threshold)
-    return {"PostToolUse": [redact_guard(skip=BULKY if spilling else "")]}

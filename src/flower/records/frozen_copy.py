@@ -23,8 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.events import Event, EventCallback
 from flower.kernel.lang import pick
+from flower.plugins import emit
 from flower.records.sections import load_text, save_text
 
 __all__ = ["TOLD", "check", "digest", "keep", "remember", "remembered"]

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from flower.kernel.agent_spec import AgentSpec, CompactPolicy
 from flower.kernel.channel import channel_tools
 from flower.kernel.lang import EN, ZH, current
-from flower.roles.agent import AgentSpec, CompactPolicy
 
 if TYPE_CHECKING:
     from claude_agent_sdk import AgentDefinition

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.kernel.files import keep_out_of_git
+from flower.kernel.redact import current, redact_guard, watch
 from flower.records.workbench import SPILL_DIRNAME
 from flower.roles.deny_texts import GLANCE_REASON as GLANCE_REASON  # re-exported
 from flower.roles.deny_texts import SPILL_HEAD as SPILL_HEAD  # re-exported
@@ -45,8 +46,8 @@ from flower.roles.deny_texts import (
 if TYPE_CHECKING:
     from claude_agent_sdk import AgentDefinition, HookMatcher
 
+    from flower.kernel.agent_spec import AgentSpec
     from flower.records.workbench import Workbench
-    from flower.roles.agent import AgentSpec
 
 HANDS_ON = "Bash|Write|Edit|NotebookEdit"
 WRITE_ONLY = "Write|Edit|NotebookEdit"
@@ -330,8 +331,6 @@ def spill_guard(
 
     ``main_only`` spills only the main thread's results.
     """
-    from flower.kernel.redact import current
-
     intercepted = frozenset(tools.split("|"))
 
     async def spill(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
@@ -408,8 +407,6 @@ def spill_text(workbench: Workbench, text: str) -> Path:
     folder must be a real folder of the workbench (:meth:`Workbench.place`), checked
     before the shortcut too, so a pointer never names a file behind a link.
     """
-    from flower.kernel.redact import current
-
     text = current().redact(text)
     data = text.encode("utf-8", "surrogatepass")
     name = hashlib.sha256(data).hexdigest()[:16] + ".txt"
@@ -656,7 +653,6 @@ def spec_guards(
             pre.append(isolate_guard(agents))
         if pre:
             groups.append({"PreToolUse": pre})
-    from flower.kernel.redact import redact_hooks  # secrets, for every agent: kernel/redact.py
 
     groups.append(redact_hooks(spec, workbench, spill_threshold))
     return merge_hooks(*groups)
@@ -676,3 +672,18 @@ def merge_hooks(*groups: dict[str, list[Any]] | None) -> dict[str, list[Any]]:
             if matchers:
                 merged.setdefault(event, []).extend(matchers)
     return merged
+
+
+def redact_hooks(
+    spec: AgentSpec, workbench: Workbench | None, spill_threshold: int | None
+) -> dict[str, list[HookMatcher]]:
+    """The redaction guard (:func:`flower.kernel.redact.redact_guard`) for ``spec`` as
+    :func:`spec_guards` installs it, for every agent.
+
+    Watches the spec's ``env`` and the workbench's workspace, and skips the tools that
+    ``spill_guard`` handles when ``workbench_hooks`` installs one (a workbench and a
+    threshold): that guard redacts what it returns.
+    """
+    watch(env=spec.env, workspace=workbench.workspace if workbench is not None else None)
+    spilling = workbench is not None and bool(spill_threshold)
+    return {"PostToolUse": [redact_guard(skip=BULKY if spilling else "")]}

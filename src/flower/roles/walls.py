@@ -45,7 +45,7 @@ from flower.roles.deny_texts import stranger_text as stranger_text  # re-exporte
 if TYPE_CHECKING:
     from claude_agent_sdk import HookMatcher
 
-    from flower.roles.agent import AgentSpec
+    from flower.kernel.agent_spec import AgentSpec
 
 __all__ = [
     "DISPATCH",

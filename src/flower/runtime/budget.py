@@ -43,8 +43,9 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.events import Event, EventCallback
 from flower.kernel.result import STOPPED
+from flower.plugins import emit
 
 if TYPE_CHECKING:
     from flower.kernel.result import StepResult

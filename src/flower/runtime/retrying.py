@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.events import Event, EventCallback
+from flower.plugins import emit
 from flower.runtime.resilience import Resilience, endpoint
 
 __all__ = ["wait_to_retry"]

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from flower.kernel.tokens import context_size as context_size  # re-exported
+
 Entry = dict[str, Any]
 
 #: The largest transcript the bundled CLI loads: its transcript reader refuses a file over
@@ -155,20 +157,6 @@ def context_tokens(entry: Entry) -> int | None:
     if not isinstance(usage, dict):
         return None
     return context_size(usage) or None
-
-
-def context_size(usage: dict[str, Any]) -> int:
-    """The context a reply was written in, from its API ``usage``.
-
-    The API counts the prompt in three parts (fresh, read from cache, written to cache);
-    the context is their sum. Anything that is not a count is ignored.
-    """
-    total = 0
-    for field in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-        value = usage.get(field)
-        if isinstance(value, int) and not isinstance(value, bool):
-            total += value
-    return total
 
 
 def latest_context_tokens(entries: list[Entry]) -> int | None:

@@ -16,8 +16,8 @@ A driver (``flower``, ``flower once``, a script) wires a run like this::
 Everything else that prints (``-v`` details, errors during a run) calls
 ``term.line(text, style)``. :func:`ask_line` asks one line outside a run.
 
-Modules: :mod:`~flower.human.sanitize` (clean, cells, fit, wrap),
-:mod:`~flower.human.terminal` (Terminal), :mod:`~flower.ui.render` (Renderer, View,
+Modules: :mod:`~flower.kernel.sanitize` (clean, cells, fit, wrap),
+:mod:`~flower.kernel.terminal` (Terminal), :mod:`~flower.ui.render` (Renderer, View,
 renderer_for), :mod:`~flower.ui.reader` (InputLine, ask_line). Names load on first use,
 so importing this package costs nothing until a run starts.
 """
@@ -28,8 +28,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from flower.human.sanitize import cells, clean, fit
-    from flower.human.terminal import Terminal
+    from flower.kernel.sanitize import cells, clean, fit
+    from flower.kernel.terminal import Terminal
     from flower.ui.reader import InputLine, ask_line
     from flower.ui.render import Renderer, View, renderer_for
 

@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from flower.human.terminal import Terminal
+from flower.kernel.terminal import Terminal
 
 __all__ = ["Countdown"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 
-from flower.human.terminal import Terminal
+from flower.kernel.terminal import Terminal
 from flower.ui.countdown import Countdown
 
 __all__ = ["LineView"]

@@ -5,7 +5,7 @@ remark for the agent, a side question. :class:`InputLine` reads the terminal byt
 byte in a thread, edits a line (UTF-8, CJK-width aware, Left/Right/Home/End, Backspace,
 Ctrl-U, Ctrl-W; a bracketed paste of several lines is one line) and keeps it drawn at
 the bottom through
-:class:`flower.human.terminal.Terminal`, which redraws it after every printed line.
+:class:`flower.kernel.terminal.Terminal`, which redraws it after every printed line.
 
 The terminal is put in a raw-ish mode: no line discipline (ICANON), no echo (flower
 draws the line itself), and no signals (ISIG). The last one is the point: with ISIG on,
@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from flower.human.sanitize import cells, clean, fit, graphemes
-from flower.human.terminal import Terminal
+from flower.kernel.sanitize import cells, clean, fit, graphemes
+from flower.kernel.terminal import Terminal
 
 __all__ = ["InputLine", "ask_line"]
 

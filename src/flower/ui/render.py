@@ -2,7 +2,7 @@
 
 A :class:`Renderer` is the ``on_event`` callback of a run. It turns each
 :class:`flower.kernel.events.Event` (docs/workflow.md lists every kind) into lines on a
-:class:`flower.human.terminal.Terminal` and knows nothing of the workflow beyond the event
+:class:`flower.kernel.terminal.Terminal` and knows nothing of the workflow beyond the event
 kinds and their payloads, so any driver (``flower``, ``flower once``, ``flower run``, a
 script) shows a run the same way, and a plugin can replace the whole view through the
 ``flower_renderer`` hook (:func:`renderer_for`).
@@ -34,8 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.human.terminal import Terminal
 from flower.kernel.formats import gist, kilo, plural, tilde
+from flower.kernel.terminal import Terminal
 from flower.plugin_types import View  # the protocol lives with the plugin-facing types
 from flower.ui.closing_words import SIMULATED_ENV, closing_lines, total_words, wake_label
 from flower.ui.countdown import Countdown

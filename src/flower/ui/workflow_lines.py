@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flower.human.sanitize import cells, fit
 from flower.kernel.formats import plural, tilde
 from flower.kernel.lang import step_label
+from flower.kernel.sanitize import cells, fit
 from flower.kernel.text import one_line
 from flower.ui.closing_words import wake_label
 from flower.ui.line_view import LineView

@@ -47,11 +47,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.events import Event, EventCallback
+from flower.plugins import emit
 
 if TYPE_CHECKING:
+    from flower.kernel.agent_spec import AgentSpec
     from flower.records.lineage import Lineage
-    from flower.roles.agent import AgentSpec
     from flower.runtime.base import Runtime, StepResult
 
 Ctx = dict[str, Any]

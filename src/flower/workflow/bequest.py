@@ -27,14 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flower.kernel.events import Event, emit
+from flower.kernel.agent_spec import AgentSpec
+from flower.kernel.events import Event
 from flower.kernel.files import relative_posix
 from flower.kernel.lang import EN, current, pick
 from flower.kernel.text import one_line
+from flower.plugins import emit
 from flower.records.handoff import Handoff
 from flower.records.ledger import LEDGER_NAME
 from flower.records.sections import parse_sections
-from flower.roles.agent import AgentSpec
 from flower.roles.factory import LOOK_TOOLS
 from flower.workflow.base import Ctx
 from flower.workflow.bequest_block import NAMES, Placement, place_everywhere

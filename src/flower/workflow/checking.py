@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.events import Event, EventCallback
 from flower.kernel.lang import pick
+from flower.plugins import emit
 from flower.workflow.base import Ctx, StepAbort
 from flower.workflow.check_run import CheckResult, run_checks
 from flower.workflow.checks import runnable_checks

@@ -20,7 +20,7 @@ from flower.workflow.brief import Brief
 from flower.workflow.frozen import frozen_step
 
 if TYPE_CHECKING:
-    from flower.roles.agent import AgentSpec
+    from flower.kernel.agent_spec import AgentSpec
     from flower.runtime.base import StepResult
 
 #: ``ctx[BRIEF_KEY]`` is the frozen :class:`Brief` (``ctx[<step name>]`` its prompt block).

@@ -19,7 +19,7 @@ from flower.records.sections import save_text
 from flower.workflow.base import Ctx, Prompt, Step
 
 if TYPE_CHECKING:
-    from flower.roles.agent import AgentSpec
+    from flower.kernel.agent_spec import AgentSpec
     from flower.runtime.base import StepResult
 
 

@@ -28,8 +28,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.kernel.events import Event, EventCallback, emit
+from flower.kernel.events import Event, EventCallback
 from flower.kernel.lang import pick
+from flower.plugins import emit
 from flower.records.frozen_copy import digest, keep, remember, remembered
 from flower.records.ledger import OVERRULED_MARK, override_row, record, rounds_ruled, verdict_row
 from flower.roles.factory import judge
@@ -49,7 +50,7 @@ from flower.workflow.held_out import parse_scripts, replace_scripts
 from flower.workflow.verdicts import GOAL_KEY, ROUND_KEY, VERDICT_KEY, Goal, Verdict
 
 if TYPE_CHECKING:
-    from flower.roles.agent import AgentSpec
+    from flower.kernel.agent_spec import AgentSpec
     from flower.runtime.base import StepResult
 
 

@@ -32,7 +32,7 @@ LINE = 16_384
 
 
 class _Capture:
-    """The little of a :class:`flower.human.terminal.Terminal` the run view uses: lines are
+    """The little of a :class:`flower.kernel.terminal.Terminal` the run view uses: lines are
     kept, the status line (a countdown) is the page's own business."""
 
     is_tty = False

@@ -4,7 +4,7 @@ Everything flower prints while it works goes through :meth:`Terminal.line`, beca
 of these must hold for every line or it holds for none:
 
 - nothing from the model or a tool reaches the terminal as an escape sequence
-  (:func:`flower.human.sanitize.clean`); flower's own styling is added here, after
+  (:func:`flower.kernel.sanitize.clean`); flower's own styling is added here, after
   cleaning, so text can never smuggle styling or markup in;
 - lines are wrapped by display cells (CJK counts two), so the screen layout flower
   assumes is the one the terminal shows;
@@ -29,8 +29,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Protocol
 
-from flower.human.sanitize import clean, fit, wrap
 from flower.kernel.redact import redact
+from flower.kernel.sanitize import clean, fit, wrap
 
 __all__ = ["Prompt", "Terminal", "default_lock_path"]
 
