@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,31 @@ def test_a_rewinds_folder_is_what_the_next_one_compares_with_until_pruned_away(
     assert (kept.n, kept.became, kept.now()) == (3, "", kept.tree)
     assert prepare(store, "#3").foreign == [("M", "f")]
     assert [(r["n"], r["differ"]) for r in rows(store, ws, ws / "runs")] == [(3, 0)]
+
+
+def test_processes_starting_at_once_in_a_folder_without_git_share_one_repository(
+    tmp_path: Path,
+) -> None:
+    """Two flowers of one run folder used to race ``git init --bare`` on the same
+    repository; the loser's init failed with 128 and took its step down with it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    code = (
+        "import sys\n"
+        "from flower.records.checkpoints import Checkpoints\n"
+        "Checkpoints(sys.argv[1], sys.argv[2], 'r')._ready()\n"
+    )
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(ws), str(ws / "runs")],
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        for _ in range(8)
+    ]
+    errors = [p.communicate()[1].decode() for p in procs if p.wait() != 0]
+    assert errors == []
+    assert (ws / "runs" / "checkpoints.git" / "HEAD").is_file()
+    assert [p.name for p in (ws / "runs").iterdir() if p.name.startswith(".")] == []

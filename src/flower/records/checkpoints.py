@@ -171,15 +171,32 @@ class Checkpoints:
     def _ready(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
         if self.git_dir is not None and not (self.git_dir / "HEAD").exists():
-            subprocess.run(
-                ["git", "init", "--bare", "-q", str(self.git_dir)], capture_output=True, check=True
-            )
+            self._init_bare(self.git_dir)
         index = self.home / "index"
         if not index.exists() and not self.private:  # git's stat cache: hash only what changed
             user = Path(self.git("rev-parse", "--git-path", "index").decode().strip())
             user = user if user.is_absolute() else self.workspace / user
             if user.is_file():
                 shutil.copyfile(user, index)
+
+    @staticmethod
+    def _init_bare(git_dir: Path) -> None:
+        """Make the bare repository beside ``git_dir`` and rename it into place, so two
+        processes of one run folder starting at once never both write one repository's
+        config (``git init`` of the loser fails with 128): the first rename wins, the
+        other finds a repository there and drops its own."""
+        fresh = Path(tempfile.mkdtemp(prefix=f".{git_dir.name}.", dir=git_dir.parent))
+        try:
+            subprocess.run(
+                ["git", "init", "--bare", "-q", str(fresh)], capture_output=True, check=True
+            )
+            try:
+                os.rename(fresh, git_dir)
+            except OSError:
+                if not (git_dir / "HEAD").exists():
+                    raise
+        finally:
+            shutil.rmtree(fresh, ignore_errors=True)
 
     # --- taking ------------------------------------------------------------------------
 
