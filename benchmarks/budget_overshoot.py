@@ -87,8 +87,8 @@ async def measure(name: str, script: list[Any], how: dict[str, Any]) -> dict[str
     from claude_agent_sdk import AgentDefinition
 
     from flower.roles.agent import AgentSpec
-    from flower.runtime.base import Runtime
     from flower.runtime.budget import Budget, BudgetReached
+    from flower.runtime.runner import Runtime
     from flower.testing import ScriptedModel
 
     home = Path(tempfile.mkdtemp(prefix="flower-budget-"))
@@ -124,7 +124,7 @@ async def measure(name: str, script: list[Any], how: dict[str, Any]) -> dict[str
 async def aside(ws: Path, home: Path, spec: Any) -> Any:
     """A side question's own Runtime, started while the work runs (it finds the run's
     budget through the workspace, as ``flower``'s side questions do)."""
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
 
     await asyncio.sleep(0.1)
     with Runtime(workspace=ws, run_dir=home / "runs" / "aside") as rt:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -69,7 +69,7 @@ def anyio_backend() -> str:
 def make_runtime(workspace: Path, tmp_path: Path) -> Iterator[Callable[..., Runtime]]:
     """``make_runtime(**kw)``: a Runtime on ``workspace`` with ``tmp_path / "runs"``, closed
     at teardown (closing it earlier, or using it as a context manager, is fine too)."""
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
 
     made: list[Runtime] = []
 

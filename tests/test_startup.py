@@ -24,7 +24,7 @@ FLOWER = str(Path(sys.executable).parent / "flower")
 HEAVY = (
     "claude_agent_sdk", "sqlalchemy", "alembic", "rich", "anyio", "asyncio", "ssl", "socket",
     "importlib.metadata", "email", "zipfile", "sqlite3", "http", "dotenv", "pydantic",
-    "flower.runtime.base", "flower.roles.agent", "flower.runtime.budget", "flower.kernel.events",
+    "flower.runtime.runner", "flower.roles.agent", "flower.runtime.budget", "flower.kernel.events",
     "flower.testing.server", "flower_plugin_web.hub", "flower_plugin_web.server",
     "secrets", "hmac", "tempfile",
 )  # fmt: skip

@@ -36,7 +36,7 @@ VENV_BIN = Path(sys.executable).parent
 
 #: module (relative to the repository) -> the tests that exercise it.
 TESTS: dict[str, list[str]] = {
-    "src/flower/runtime/base.py": [
+    "src/flower/runtime/runner.py": [
         "tests/runtime/test_runtime_unit.py",
         "tests/runtime/test_runtime_extras.py",
         "tests/runtime/test_runtime_e2e.py",
@@ -92,7 +92,7 @@ TESTS: dict[str, list[str]] = {
     ],
     "src/flower/workflow/bequest_block.py": ["tests/unit/test_bequest_block.py"],
     "src/flower/workflow/bequest.py": ["tests/workflow/test_bequest_e2e.py"],
-    "src/flower/stores/ledger.py": ["tests/stores/test_ledger.py"],
+    "src/flower/stores/ledger_table.py": ["tests/stores/test_ledger.py"],
     "src/flower/commands/session.py": ["tests/commands/test_go_pty.py"],
     "src/flower/commands/options.py": ["tests/commands/test_arguments.py"],
     "src/flower/commands/typo.py": ["tests/commands/test_arguments.py"],

@@ -19,12 +19,12 @@ moved.install()
 _EXPORTS: dict[str, str] = {
     "Event": "flower.kernel.events",
     "normalize": "flower.kernel.events",
-    # runtime, resilience, handoff (runtime/base.py, runtime/resilience.py, records/handoff.py)
-    "Runtime": "flower.runtime.base",
-    "StepResult": "flower.runtime.base",
+    # runtime, resilience, handoff (runtime/runner.py, runtime/resilience.py, records/handoff.py)
+    "Runtime": "flower.runtime.runner",
+    "StepResult": "flower.runtime.runner",
     "Resilience": "flower.runtime.resilience",
     "Handoff": "flower.records.handoff",
-    "Channel": "flower.kernel.channel",
+    "Channel": "flower.kernel.channel_protocol",
     "RoleFactory": "flower.plugin_types",
     "HandoffRequest": "flower.plugin_types",
     "StoreSettings": "flower.plugin_types",
@@ -124,7 +124,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from flower.human.channel import Ask, HumanChannel, Mail
     from flower.kernel.agent_spec import AgentSpec, CompactPolicy, HandoffPolicy, default_window
-    from flower.kernel.channel import Channel
+    from flower.kernel.channel_protocol import Channel
     from flower.kernel.events import Event, normalize
     from flower.plugin_types import HandoffRequest, RoleFactory, StoreSettings
     from flower.plugins import get_plugin_manager
@@ -157,8 +157,8 @@ if TYPE_CHECKING:
         whitelist_guard,
         workbench_hooks,
     )
-    from flower.runtime.base import Runtime, StepResult
     from flower.runtime.resilience import Resilience, classify, endpoint, reachable
+    from flower.runtime.runner import Runtime, StepResult
     from flower.stores.prune import PrunePolicy, PruningSessionStore
     from flower.stores.sqlite import SqliteSessionStore
     from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy, trim_report

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from claude_agent_sdk.types import HookMatcher, SessionStore
 
     from flower.kernel.agent_spec import AgentSpec
-    from flower.kernel.channel import Channel
+    from flower.kernel.channel_protocol import Channel
     from flower.kernel.events import Event
     from flower.kernel.terminal import Terminal
     from flower.plugin_types import (
@@ -251,7 +251,7 @@ def flower_human_channel(
     UI (the terminal, a web page, a chat bot) answers through its ``answer``,
     ``decline`` and ``send`` methods, from any thread. Return your own channel when the
     conversation must live elsewhere (a pager, a ticket queue); roles only need the
-    small :class:`flower.kernel.channel.Channel` interface (tool names and MCP servers),
+    small :class:`flower.kernel.channel_protocol.Channel` interface (tool names and MCP servers),
     while the starter flow also calls ``ask`` and ``amend``.
 
     :param log_path: Where the question-and-answer log goes (``<notes>/问答记录.md``),

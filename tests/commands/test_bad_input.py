@@ -266,7 +266,7 @@ def test_a_store_url_from_a_workspace_env_file_is_refused_by_the_store_itself(
     """The command line checks the environment; a value read later (from the workspace's
     ``.env``, or a Runtime made from Python) is refused by the store plugin, before the
     engine creates the file."""
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
     from flower.stores.errors import StoreError
 
     monkeypatch.setenv("FLOWER_STORE_URL", "")  # a gap the workspace's .env fills

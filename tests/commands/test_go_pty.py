@@ -279,7 +279,7 @@ def test_ctrl_c_stops_the_running_tool_at_once_and_enter_goes_on(
     """The first Ctrl-C stops the round before the worker's slow command writes its file;
     nothing runs while the human thinks; Enter resumes the same session with nothing
     added, and the CLI's own words for a stopped tool never reach the screen."""
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
 
     slow = conversation(
         "slow", bash("sleep 4; printf late > late.txt"), text("done"), subagent=True

@@ -24,7 +24,6 @@ from flower.roles.guard import (
     BULKY,
     HANDS_ON,
     WRITE_ONLY,
-    _is_main_thread,
     delegate_guard,
     index_guard,
     isolate_guard,
@@ -36,6 +35,7 @@ from flower.roles.guard import (
     whitelist_guard,
     workbench_hooks,
 )
+from flower.roles.hook_parts import is_main_thread
 
 pytestmark = pytest.mark.anyio
 
@@ -66,9 +66,9 @@ def test_tool_groups_are_the_documented_ones() -> None:
 
 
 def test_main_thread_is_told_apart_by_agent_id() -> None:
-    assert _is_main_thread({"tool_name": "Bash"})
-    assert _is_main_thread({"agent_id": ""}) and _is_main_thread({"agent_id": None})
-    assert not _is_main_thread({"agent_id": "abc"})
+    assert is_main_thread({"tool_name": "Bash"})
+    assert is_main_thread({"agent_id": ""}) and is_main_thread({"agent_id": None})
+    assert not is_main_thread({"agent_id": "abc"})
 
 
 # --- whitelist ---------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from flower.human.channel import (
     HumanChannel,
     amendment_block,
 )
-from flower.kernel.channel import Channel, channel_tools
+from flower.kernel.channel_protocol import Channel, channel_tools
 from flower.kernel.events import Event
 
 pytestmark = pytest.mark.anyio

@@ -17,7 +17,7 @@ import pytest
 from flower.human.channel import EMPTY_INBOX_TEXT, OVER_BUDGET_TEXT, TIMEOUT_TEXT, HumanChannel
 from flower.kernel.events import Event
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime, StepResult
+from flower.runtime.runner import Runtime, StepResult
 from flower.testing import ScriptedModel, ask, conversation, inbox, text, tool_search
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -19,7 +19,7 @@ from flower.kernel.events import Event
 from flower.records.lineage import LINEAGE_NAME, set_aside_corrupt
 from flower.records.runstate import marked_run
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 from flower.testing import ScriptedModel, conversation, text
 from flower.workflow.base import Step, Workflow
 

@@ -20,7 +20,6 @@ import pytest
 from flower.kernel.events import Event
 from flower.records.lineage import Lineage
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
 from flower.runtime.budget import (
     BUDGET_KEY,
     NO_CAP,
@@ -32,6 +31,7 @@ from flower.runtime.budget import (
     parse_budget,
     raised,
 )
+from flower.runtime.runner import Runtime
 
 from ..stores.conftest import pg_schemas, pg_url  # noqa: F401  (the Postgres fixtures)
 
@@ -192,7 +192,7 @@ def test_two_machines_sharing_a_postgres_store_share_the_spend_and_the_cap(
 OTHER_PROCESS = """
 import sys
 from flower.runtime.budget import budget_for
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 
 with Runtime(workspace=sys.argv[1], run_dir=sys.argv[2]) as rt:
     rt.ctx = {}

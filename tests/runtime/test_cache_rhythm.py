@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
 from flower.runtime.cache_rhythm import TTL_VARIABLE, CacheRhythm
+from flower.runtime.runner import Runtime
 from flower.testing import RecordedRequest, ScriptedModel, conversation, text
 
 pytestmark = [pytest.mark.anyio]

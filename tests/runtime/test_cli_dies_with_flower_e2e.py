@@ -33,7 +33,7 @@ CHILD = textwrap.dedent(
     """
     import anyio, sys
     from flower.roles.agent import AgentSpec
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
 
     rt = Runtime(workspace=sys.argv[1], run_dir=sys.argv[2])
     spec = AgentSpec(name="w", instructions="", allowed_tools=["Bash"])

@@ -25,9 +25,9 @@ from claude_agent_sdk import AgentDefinition
 
 from flower.kernel.events import Event
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
 from flower.runtime.cutoff_words import CLOSING, HEAD, MAX_CHARS
 from flower.runtime.resilience import RESUME_PROMPT, Resilience
+from flower.runtime.runner import Runtime
 from flower.stores.prune import ORPHAN_NOTE, UNSURE
 from flower.testing import (
     RecordedRequest,

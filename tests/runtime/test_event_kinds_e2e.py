@@ -19,7 +19,7 @@ from flower.kernel.events import Event
 from flower.records.workbench import Workbench
 from flower.roles.agent import AgentSpec, HandoffPolicy
 from flower.roles.factory import coordinator, worker
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 from flower.testing import ScriptedModel, Turn, bash, conversation, text, tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -27,7 +27,7 @@ from claude_agent_sdk import project_key_for_directory
 from flower import hookimpl
 from flower.plugins import get_plugin_manager
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 from flower.stores.prune import ORPHAN_NOTE
 from flower.stores.sqlite import SqliteSessionStore
 from flower.testing import RecordedRequest, ScriptedModel, bash, conversation, message_text, text
@@ -50,7 +50,7 @@ CHILD = textwrap.dedent(
     """
     import anyio, sys
     from flower.roles.agent import AgentSpec
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
 
     async def main():
         rt = Runtime(workspace=sys.argv[1], run_dir=sys.argv[2])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from flower.records.lineage import LINEAGE_NAME
 from flower.records.manifest import mirror_step
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 
 
 def row(run: str, step: str, started: float) -> dict:

@@ -9,7 +9,7 @@ import pytest
 from flower import normalize
 from flower.kernel.events import RESULT_PREVIEW, Event
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 from flower.testing import ScriptedModel, Turn, bash, conversation, text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

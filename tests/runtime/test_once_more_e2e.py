@@ -51,7 +51,7 @@ def test_a_retry_an_outage_and_a_handoff_show_on_the_once_view(
     quick = functools.partial(
         Resilience, base_delay=0.05, max_delay=0.2, probe_interval=0.1, probe_timeout=0.5
     )
-    monkeypatch.setattr("flower.runtime.base.Resilience", quick)
+    monkeypatch.setattr("flower.runtime.runner.Resilience", quick)
     monkeypatch.chdir(tmp_path)
     scripted_model.play(
         [

@@ -13,7 +13,7 @@ import pytest
 
 from flower.kernel.events import Event
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 from flower.testing import ScriptedModel, bash, conversation, text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

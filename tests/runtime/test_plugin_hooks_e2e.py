@@ -16,8 +16,8 @@ from flower.plugin_types import ErrorClass, HandoffRequest
 from flower.plugins import get_plugin_manager
 from flower.records.handoff import Handoff
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
 from flower.runtime.resilience import RESUME_PROMPT, Resilience
+from flower.runtime.runner import Runtime
 from flower.testing import ScriptedModel, Turn, bash, conversation, text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

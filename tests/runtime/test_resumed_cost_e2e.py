@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 from flower.testing import ScriptedModel, conversation, text
 from flower.testing.prices import cost_of
 

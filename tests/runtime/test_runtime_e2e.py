@@ -22,8 +22,8 @@ from flower.plugins import get_plugin_manager
 from flower.records.handoff import HANDOFF_PROMPT, Handoff
 from flower.records.workbench import Workbench
 from flower.roles.agent import AgentSpec, HandoffPolicy
-from flower.runtime.base import Runtime, StepResult
 from flower.runtime.resilience import RESUME_PROMPT, Resilience
+from flower.runtime.runner import Runtime, StepResult
 from flower.stores.prune import INTERRUPTED_NOTE
 from flower.testing import RecordedRequest, ScriptedModel, Turn, bash, conversation, text
 

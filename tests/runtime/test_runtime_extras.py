@@ -19,7 +19,7 @@ from flower.kernel.result import KILLED, StepResult
 from flower.records.workbench import Workbench
 from flower.roles.agent import AgentSpec
 from flower.runtime.attempt import Live, extra_dirs
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 from flower.runtime.signals import rescue_on_signals
 
 

@@ -23,7 +23,7 @@ from flower.kernel.events import Event
 from flower.kernel.result import KILLED
 from flower.roles.agent import AgentSpec
 from flower.roles.factory import coordinator, worker
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 from flower.stores.prune import INTERRUPTED_NOTE
 from flower.testing import ScriptedModel, bash, conversation, text, tool
 
@@ -41,7 +41,7 @@ CHILD = textwrap.dedent(
     """
     import anyio, sys
     from flower.roles.agent import AgentSpec
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
 
     rt = Runtime(workspace=sys.argv[1], run_dir=sys.argv[2])
     spec = AgentSpec(name="w", instructions="", allowed_tools=["Bash"])

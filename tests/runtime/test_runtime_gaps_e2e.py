@@ -16,8 +16,8 @@ from claude_agent_sdk.types import SessionKey
 
 from flower.kernel.events import Event
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
 from flower.runtime.resilience import Resilience
+from flower.runtime.runner import Runtime
 from flower.testing import ScriptedModel, ToolCall, Turn, conversation, text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -10,8 +10,8 @@ import pytest
 
 from flower.records.workbench import Workbench
 from flower.roles.agent import AgentSpec, CompactPolicy, HandoffPolicy
-from flower.runtime.base import Runtime, StepResult, _error_text
 from flower.runtime.resilience import Resilience
+from flower.runtime.runner import Runtime, StepResult, _error_text
 
 
 def test_step_result_fields_and_defaults_are_the_documented_ones() -> None:

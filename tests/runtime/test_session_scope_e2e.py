@@ -16,8 +16,8 @@ from flower import hookimpl
 from flower.plugin_types import SessionRequest
 from flower.plugins import get_plugin_manager
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
 from flower.runtime.resilience import Resilience
+from flower.runtime.runner import Runtime
 from flower.runtime.scope import SessionScopes
 from flower.testing import ScriptedModel, Turn, bash, conversation
 

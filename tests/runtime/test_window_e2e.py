@@ -15,7 +15,7 @@ import pytest
 
 from flower.records.workbench import Workbench
 from flower.roles.agent import HandoffPolicy
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 from flower.testing import ScriptedModel, bash, text
 
 from . import test_runtime_e2e as base

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
 from flower.runtime.resilience import Resilience
+from flower.runtime.runner import Runtime
 from flower.stores.trim import EphemeralPolicy, TrimPolicy
 from flower.testing import ScriptedModel, Turn, bash, conversation, text, tool
 

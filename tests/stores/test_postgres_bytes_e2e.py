@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 from flower.testing import ScriptedModel, conversation, text, tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.anyio]

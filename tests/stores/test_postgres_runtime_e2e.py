@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 from flower.stores.url import to_url
 from flower.testing import ScriptedModel, conversation, text
 

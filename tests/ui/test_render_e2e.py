@@ -11,8 +11,8 @@ import pytest
 from flower.kernel.events import Event
 from flower.kernel.terminal import Terminal
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import Runtime
 from flower.runtime.resilience import Resilience
+from flower.runtime.runner import Runtime
 from flower.testing import ScriptedModel, Turn, bash, conversation, text
 from flower.ui.render import Renderer
 

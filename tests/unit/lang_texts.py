@@ -194,14 +194,14 @@ def _human() -> dict[str, str]:
 
 def _walls(tmp: Path) -> dict[str, str]:
     from flower.records.workbench import Workbench
-    from flower.roles import guard, walls
+    from flower.roles import deny_texts, guard, walls
 
     out = {
         "whitelist_text": guard.whitelist_text("协调者", "Write"),
         "delegate_text": guard.delegate_text("Write", artifacts="a/", glance=True, why="w"),
         "delegate_text(plain)": guard.delegate_text("Bash", artifacts="a/", glance=False),
         "GLANCE_REASON": guard.GLANCE_REASON,
-        "spill_pointer": guard.spill_pointer(Path("/s/x.txt"), "y" * 500),
+        "spill_pointer": deny_texts.spill_pointer(Path("/s/x.txt"), "y" * 500),
         "missing_text": walls.missing_text("裁判", "Bash"),
         "dispatch_text": walls.dispatch_text("协调者", "Explore", ["coder"]),
         "dispatch_text(none)": walls.dispatch_text("协调者", "Explore", []),
@@ -220,7 +220,7 @@ def _records() -> dict[str, str]:
     from flower.plugin_types import OpenItem
     from flower.records import ledger
     from flower.runtime import audit, resilience
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
 
     out = {
         "ledger.TITLE": ledger.TITLE,

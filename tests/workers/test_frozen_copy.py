@@ -7,7 +7,7 @@ from pathlib import Path
 
 from flower.records.frozen_copy import check, keep
 from flower.records.lineage import Lineage
-from flower.runtime.base import Runtime
+from flower.runtime.runner import Runtime
 from flower.workflow import starter_flow
 from flower.workflow.brief import Brief
 

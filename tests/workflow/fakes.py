@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import StepResult
+from flower.runtime.runner import StepResult
 
 
 @dataclass

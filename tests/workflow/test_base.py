@@ -16,7 +16,7 @@ import pytest
 from flower.kernel.events import Event
 from flower.records.lineage import Lineage
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import StepResult
+from flower.runtime.runner import StepResult
 from flower.workflow import Step, StepAbort, Workflow
 
 from .fakes import FakeRuntime, failed

@@ -15,7 +15,7 @@ import pytest
 from flower import HumanChannel
 from flower.kernel.events import Event
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import StepResult
+from flower.runtime.runner import StepResult
 from flower.workflow import (
     GOAL_KEY,
     ROUND_KEY,

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from flower.roles.agent import AgentSpec
-from flower.runtime.base import StepResult
+from flower.runtime.runner import StepResult
 from flower.workflow import Step, Workflow, goal_step, with_goal
 from flower.workflow.verdicts import Goal
 

@@ -66,7 +66,7 @@ async def consult(
     Runtime of its own under ``run_dir``, shown ``recent`` events.
     """
     from flower.roles.factory import oracle
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
 
     try:
         with Runtime(workspace=workspace, run_dir=run_dir, workbench=workbench or False) as rt:

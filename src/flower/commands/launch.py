@@ -24,7 +24,7 @@ from flower.commands.session import Outcome, Session, print_error
 
 if TYPE_CHECKING:
     from flower.commands.options import Globals, SandboxChoice
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
     from flower.workflow.base import Workflow
 
 
@@ -57,7 +57,7 @@ def open_runtime(
     have Bash (``bash``), a sandbox this machine cannot start is refused here, in one
     line, before the run folder or the store exists (``roles/sandbox.py``)."""
     from flower.kernel.credentials import MissingCredentials
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
 
     if sandbox is not None:
         from flower.roles.sandbox import problem

@@ -26,7 +26,7 @@ from flower.commands import EXIT_USAGE
 from flower.commands.options import Globals, SandboxChoice, sandbox_options, with_globals
 
 if TYPE_CHECKING:
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
 
 DEFAULT_TOOLS = "Read,Write,Edit,Bash,Glob,Grep"
 #: Sent when ``--resume`` is given without new words (``CONTINUE_EN`` in English).

@@ -39,7 +39,7 @@ from flower.records.pending import PendingFile
 
 if TYPE_CHECKING:
     from flower.kernel.events import Event
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
     from flower.workflow.base import Ctx, Workflow
 
 #: Events an oracle is shown for a side question (the most recent ones).

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from flower.runtime.base import Runtime
+    from flower.runtime.runner import Runtime
 
 __all__ = ["session_elsewhere", "startup_problem", "store_url_refusal", "unwritable_workspace"]
 

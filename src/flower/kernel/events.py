@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from flower.kernel.reply_usage import context_size
 from flower.kernel.text import one_line
-from flower.kernel.tokens import context_size
 
 #: How much of a tool result an event carries (the full result stays in the transcript).
 RESULT_PREVIEW = 300

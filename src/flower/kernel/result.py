@@ -1,7 +1,7 @@
 """What one step cost and produced: the :class:`StepResult` a Runtime returns.
 
 Its own module so the Runtime and the attempt reader can both use it without importing
-each other; ``flower.runtime.base.StepResult`` is the documented place to import it from.
+each other; ``flower.runtime.runner.StepResult`` is the documented place to import it from.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from flower.kernel.agent_spec import AgentSpec, CompactPolicy
-from flower.kernel.channel import channel_tools
+from flower.kernel.channel_protocol import channel_tools
 from flower.kernel.lang import EN, ZH, current
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """What a Runtime is assembled from: its policies, the environment, its session store.
 
-Kept apart from the run loop (``runtime/base.py``) because none of it runs per step.
+Kept apart from the run loop (``runtime/runner.py``) because none of it runs per step.
 """
 
 from __future__ import annotations

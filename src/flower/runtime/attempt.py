@@ -1,6 +1,6 @@
 """One attempt of a step: one ``ClaudeSDKClient`` session, read until its turn ends.
 
-The Runtime's loop (``runtime/base.py``) decides what an attempt's outcome means
+The Runtime's loop (``runtime/runner.py``) decides what an attempt's outcome means
 (success, retry, handoff, the human's remark); this module only runs the session and
 reports: the session id the moment it is known, the context level of every main-thread
 reply, what the agent does, and why a turn failed. :class:`Live`, the state of the turn

@@ -1,10 +1,10 @@
 """The Runtime's books: every finished step's row in ``manifest.json``, the step in flight
 rescued when the process is about to die, the events that close a step, the cost so far.
 
-Split from :mod:`flower.runtime.base` because the loop decides what happens next and
+Split from :mod:`flower.runtime.runner` because the loop decides what happens next and
 this writes down what happened; it is also the part a signal handler calls
 (:meth:`StepRecords.rescue`), so it must stay small, synchronous and never raise.
-:class:`StepRecords` is a base of :class:`~flower.runtime.base.Runtime`, which sets the
+:class:`StepRecords` is a base of :class:`~flower.runtime.runner.Runtime`, which sets the
 state it names.
 """
 

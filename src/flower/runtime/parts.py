@@ -3,7 +3,7 @@ state of the turn in flight.
 
 The attempt (``runtime/attempt.py``), the relay (``runtime/relay.py``), the refusals
 (``runtime/refusals.py``), the stream reading (``runtime/stream_reading.py``) and the books
-(``runtime/bookkeeping.py``) all run for one :class:`~flower.runtime.base.Runtime`, and the
+(``runtime/bookkeeping.py``) all run for one :class:`~flower.runtime.runner.Runtime`, and the
 Runtime imports every one of them. Typed against the Runtime itself they would import it
 back: a cycle. So they are typed against :class:`RuntimeParts`, the attributes they read
 of it (the Runtime satisfies it without naming it), and the state they share lives here,
@@ -34,7 +34,7 @@ class RuntimeParts(Protocol):
     """What an attempt, the relay and the refusals read of the Runtime that runs them.
 
     Read-only, so the Runtime's own attributes (and a test's stand-in) satisfy it as
-    they are; :class:`~flower.runtime.base.Runtime` documents each one. ``INTERRUPTED``
+    they are; :class:`~flower.runtime.runner.Runtime` documents each one. ``INTERRUPTED``
     and ``HANDOFF_DUE`` are the errors of an attempt the human interrupted and of one
     ended at the handoff point (the Runtime's class constants).
     """

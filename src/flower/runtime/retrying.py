@@ -1,6 +1,6 @@
 """Between a failed attempt and the next: say the retry, wait for the network, back off.
 
-Split from :mod:`flower.runtime.base`: the loop decides *whether* a failed attempt is
+Split from :mod:`flower.runtime.runner`: the loop decides *whether* a failed attempt is
 retried (its class, the attempts left); this is *how* the wait looks from outside (a
 ``retry`` event, ``offline`` events while the endpoint is unreachable, the backoff), so a
 view or a plugin reading those events finds them made in one place.

@@ -2,11 +2,11 @@
 session is still there, its context size, copying sessions to a moved workspace, and how
 long a session's prompt cache lives.
 
-Split from :mod:`flower.runtime.base` because these are questions about the store, not
+Split from :mod:`flower.runtime.runner` because these are questions about the store, not
 about running a step: each goes through the SDK's ``SessionStore`` protocol or one of
 flower's stores' additions (``copy_sessions``, ``context_tokens``, ``cache_lifetimes``),
 and answers "unknown" when a third-party store lacks it. :class:`SessionQueries` is a
-base of :class:`~flower.runtime.base.Runtime`, which sets ``store`` and ``workspace``.
+base of :class:`~flower.runtime.runner.Runtime`, which sets ``store`` and ``workspace``.
 """
 
 from __future__ import annotations

@@ -79,15 +79,16 @@ class StoreDatabase:
 
     def record_ruling(self, row: Mapping[str, Any]) -> None:
         """Add a judge's verdict or a human's override of one to the judge ledger
-        (:func:`flower.stores.ledger.record_ruling`)."""
-        from flower.stores.ledger import record_ruling
+        (:func:`flower.stores.ledger_table.record_ruling`)."""
+        from flower.stores.ledger_table import record_ruling
 
         with self._errors():
             record_ruling(self._engine, row)
 
     def rulings(self, run_id: str | None = None) -> list[dict[str, Any]]:
-        """The judge ledger in order, one run's or all (:func:`flower.stores.ledger.rulings`)."""
-        from flower.stores.ledger import rulings
+        """The judge ledger in order, one run's or all
+        (:func:`flower.stores.ledger_table.rulings`)."""
+        from flower.stores.ledger_table import rulings
 
         with self._errors():
             return rulings(self._engine, run_id)

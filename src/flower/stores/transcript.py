@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from flower.kernel.tokens import context_size as context_size  # re-exported
+from flower.kernel.reply_usage import context_size as context_size  # re-exported
 
 Entry = dict[str, Any]
 

@@ -53,7 +53,7 @@ from flower.plugins import emit
 if TYPE_CHECKING:
     from flower.kernel.agent_spec import AgentSpec
     from flower.records.lineage import Lineage
-    from flower.runtime.base import Runtime, StepResult
+    from flower.runtime.runner import Runtime, StepResult
 
 Ctx = dict[str, Any]
 

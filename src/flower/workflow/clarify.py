@@ -21,7 +21,7 @@ from flower.workflow.frozen import frozen_step
 
 if TYPE_CHECKING:
     from flower.kernel.agent_spec import AgentSpec
-    from flower.runtime.base import StepResult
+    from flower.runtime.runner import StepResult
 
 #: ``ctx[BRIEF_KEY]`` is the frozen :class:`Brief` (``ctx[<step name>]`` its prompt block).
 BRIEF_KEY = "_brief"

@@ -20,7 +20,7 @@ from flower.workflow.base import Ctx, Prompt, Step
 
 if TYPE_CHECKING:
     from flower.kernel.agent_spec import AgentSpec
-    from flower.runtime.base import StepResult
+    from flower.runtime.runner import StepResult
 
 
 class Document(Protocol):

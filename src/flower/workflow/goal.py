@@ -51,7 +51,7 @@ from flower.workflow.verdicts import GOAL_KEY, ROUND_KEY, VERDICT_KEY, Goal, Ver
 
 if TYPE_CHECKING:
     from flower.kernel.agent_spec import AgentSpec
-    from flower.runtime.base import StepResult
+    from flower.runtime.runner import StepResult
 
 
 SET_PROMPT = """\
