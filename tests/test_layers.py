@@ -180,3 +180,37 @@ def test_the_names_that_left_their_module_still_import_from_the_old_path() -> No
     assert emit is flower.plugins.emit
     assert redact_hooks is flower.roles.guard.redact_hooks
     assert set(moved.LEFT) <= set(moved.MOVED)
+
+
+def test_the_warning_points_at_the_line_that_wrote_the_old_import(tmp_path: Path) -> None:
+    """A plugin's author must see their own file in the warning, not importlib's frames."""
+    (tmp_path / "old_plugin.py").write_text("from flower.core.agent import AgentSpec\n")
+    code = (
+        "import sys, warnings\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "import flower\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import old_plugin\n"
+        "print([(w.filename, w.lineno) for w in seen if w.category is DeprecationWarning])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str([(str(tmp_path / "old_plugin.py"), 1)])
+
+
+def test_a_submodule_of_a_moved_package_is_the_new_one_and_a_lookalike_is_not_found() -> None:
+    import flower.roles.glance.awk
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import flower.core.glance.awk as old
+
+        assert old is flower.roles.glance.awk
+        with pytest.raises(ModuleNotFoundError):
+            __import__("flower.core.glancex")
+
+
+def test_the_finder_answers_first() -> None:
+    """Ahead of the path finders, which would load a second copy of a moved package's
+    submodule under its old name."""
+    assert isinstance(sys.meta_path[0], moved.OldPaths)

@@ -16,7 +16,7 @@ import sys
 import warnings
 from importlib import import_module
 from importlib.machinery import ModuleSpec
-from types import FrameType, ModuleType
+from types import ModuleType
 from typing import Any, cast
 
 #: old dotted path -> the module that lives there now
@@ -102,18 +102,6 @@ LEFT: dict[str, dict[str, str]] = {
 }
 
 
-def _caller_level() -> int:
-    """The stack level of the code that wrote the import, past importlib's own frames."""
-    frame: FrameType | None = sys._getframe(1)
-    level = 1
-    while frame is not None and (
-        frame.f_code.co_filename.startswith("<frozen importlib")
-        or frame.f_code.co_filename == __file__
-    ):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 class _Alias:
     """Loads an old name as the module at its new path."""
 
@@ -125,7 +113,9 @@ class _Alias:
             f"{spec.name} moved to {self.new}; import it from there "
             "(the old path goes in flower 0.2)",
             DeprecationWarning,
-            stacklevel=_caller_level(),
+            # 2: the import statement's frame; warnings skips importlib's own frames
+            # (<frozen importlib._bootstrap>) when it counts
+            stacklevel=2,
         )
         module = import_module(self.new)
         left = LEFT.get(spec.name)
