@@ -61,6 +61,12 @@ class CheckpointError(RuntimeError):
     """A checkpoint that cannot be taken, read or restored; the message is one line."""
 
 
+def _failed(command: str, done: subprocess.CompletedProcess[bytes]) -> CheckpointError:
+    """A failed git command as the error this module raises: git's last line of stderr."""
+    said = done.stderr.decode(errors="replace").strip().splitlines()
+    return CheckpointError(f"git {command} failed: {said[-1] if said else done.returncode}")
+
+
 @dataclass
 class Checkpoint:
     """One checkpoint: which tree, when, and where the run stood.
@@ -164,8 +170,7 @@ class Checkpoints:
             capture_output=True, env=env, check=False,
         )  # fmt: skip
         if check and done.returncode != 0:
-            said = done.stderr.decode(errors="replace").strip().splitlines()
-            raise CheckpointError(f"git {args[0]} failed: {said[-1] if said else done.returncode}")
+            raise _failed(args[0], done)
         return done.stdout
 
     def _ready(self) -> None:
@@ -187,9 +192,9 @@ class Checkpoints:
         other finds a repository there and drops its own."""
         fresh = Path(tempfile.mkdtemp(prefix=f".{git_dir.name}.", dir=git_dir.parent))
         try:
-            subprocess.run(
-                ["git", "init", "--bare", "-q", str(fresh)], capture_output=True, check=True
-            )
+            done = subprocess.run(["git", "init", "--bare", "-q", str(fresh)], capture_output=True)
+            if done.returncode != 0:  # as every other git failure here: a CheckpointError
+                raise _failed("init", done)
             try:
                 os.rename(fresh, git_dir)
             except OSError:
