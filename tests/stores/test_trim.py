@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,24 @@ def test_expiry_uses_the_guards_own_classifier() -> None:
     assert glance_classifier(EphemeralPolicy()) is flower.roles.ephemeral.is_ephemeral
     mine = EphemeralPolicy(is_glance=lambda cmd: cmd == "date")
     assert glance_classifier(mine) is mine.is_glance
+
+
+def test_a_store_imported_on_its_own_expires_glances_too(tmp_path: Path) -> None:
+    """A process that builds the store straight from ``flower.stores.prune`` and never
+    loaded the guard (a script, a benchmark) still expires ``git status``: the kernel
+    loads flower's classifier by name when none was registered."""
+    script = """
+import asyncio, sys
+from flower.stores.prune import PruningSessionStore
+from flower.kernel.policies import glance_classifier
+assert "flower.roles.ephemeral" not in sys.modules
+print(glance_classifier()("git status"), glance_classifier()("rm -rf x"))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False"]
 
 
 async def test_stale_one_off_results_expire_with_the_template(

@@ -11,16 +11,19 @@ Which commands are glances (one-off looks at state whose results go stale) is th
 guard's rule (:func:`flower.roles.ephemeral.is_ephemeral`), far above the stores. An
 :class:`EphemeralPolicy` may name its classifier (``is_glance``); one that names none
 uses the classifier registered here (:func:`register_glance`): the guard's registers
-itself when :mod:`flower.roles.ephemeral` is imported. With none registered nothing
-is a glance, so nothing expires.
+itself when :mod:`flower.roles.ephemeral` is imported, and a policy asking before that
+happened imports it by name (:data:`DEFAULT_GLANCE_MODULE`, as the plugin system names its
+default plugins), so expiry never depends on what the process imported first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import import_module
 
 __all__ = [
+    "DEFAULT_GLANCE_MODULE",
     "EXPIRED_TEXT",
     "EXPIRED_TEXT_EN",
     "INTERRUPTED_NOTE",
@@ -109,12 +112,38 @@ def register_glance(classifier: Classifier) -> None:
     _registered[:] = [classifier]
 
 
+#: The module whose import registers flower's own classifier (the guard's), named the way
+#: :data:`flower.plugins.DEFAULT_PLUGINS` names the default plugins: a store built straight
+#: from :mod:`flower.stores.prune`, in a process that never loaded the guard, expires the
+#: same glances as one built through ``flower`` or a Runtime.
+DEFAULT_GLANCE_MODULE = "flower.roles.ephemeral"
+
+
 def glance_classifier(policy: EphemeralPolicy | None = None) -> Classifier:
-    """The classifier ``policy`` uses: its own ``is_glance``, else the registered one,
-    else one accepting nothing."""
+    """The classifier ``policy`` uses: its own ``is_glance``, else the registered one
+    (flower's own, :data:`DEFAULT_GLANCE_MODULE`, when none was registered yet), else
+    one accepting nothing (flower's failed to load)."""
     if policy is not None and policy.is_glance is not None:
         return policy.is_glance
+    if not _registered:
+        _load_default()
     return _registered[0] if _registered else _nothing
+
+
+def _load_default() -> None:
+    """Import :data:`DEFAULT_GLANCE_MODULE` once, which registers its classifier; a
+    failure leaves none registered (nothing expires) rather than failing the load."""
+    if _tried:
+        return
+    _tried.append(True)
+    try:
+        import_module(DEFAULT_GLANCE_MODULE)
+    except Exception:  # noqa: BLE001 - expiry is an economy, never a reason to fail a load
+        return
+
+
+#: Whether :func:`_load_default` ran (once per process).
+_tried: list[bool] = []
 
 
 #: What an interrupted call's result says after pruning.
