@@ -55,6 +55,7 @@ from flower.stores.trim import TrimPolicy
 from flower.testing import ScriptedModel, Turn, conversation, text, tool
 from flower.testing.prices import cost_of
 from flower.testing.server import RecordedRequest
+from flower.workflow.verdicts import Verdict
 
 HERE = Path(__file__).resolve().parent
 GLANCES = ("git log --oneline -25", "git status", "git diff --stat HEAD~6", "git show --stat HEAD")
@@ -212,15 +213,17 @@ def report(r: int, k: int) -> str:
 
 
 def feedback(r: int) -> str:
-    """The judge's ruling the next round starts from (0.3-0.9 KB)."""
-    failed = "\n".join(
-        f"- check {c}: `pytest -q tests/test_{c}.py` still fails on case {r}-{c}"
+    """The judge's ruling the next round starts from, worded as the goal guard hands it
+    back (``Verdict.feedback``: 0.4-0.9 KB), marked with its round for the script."""
+    failed = [
+        f"check {c}: `pytest -q tests/test_{c}.py` still fails on case {r}-{c}"
         for c in range(2 + r % 5)
+    ]
+    reason = (
+        f"[round {r:03d}] the parser rewrite is incomplete; round {r} fixed some cases but"
+        " these checks still fail."
     )
-    return (
-        f"[round {r:03d}] 判定: 未达成。理由: the parser rewrite is incomplete; round {r}"
-        f" fixed some cases but these checks still fail.\n未通过:\n{failed}\n继续干活。"
-    )
+    return Verdict(state="not_yet", reason=reason, failed=failed).feedback()
 
 
 def dispatch(r: int, k: int) -> Turn:

@@ -55,6 +55,8 @@ from flower.stores.expire import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
 from flower.stores.expire import EphemeralPolicy, ResultBlocks, expire, replace_text
 from flower.stores.handout import Handouts
 from flower.stores.marks import Mark, MarkBook, copy_marks, mark_of, place
+from flower.stores.mask_calls import input_savings, mask_input
+from flower.stores.mask_rulings import mask_rulings
 from flower.stores.mask import (
     EXPIRY_CHUNK,
     HOUR,
@@ -267,6 +269,10 @@ class TrimmingSessionStore(SqliteSessionStore):
         if self.masking:
             if reach:
                 entries = self.apply_mask(entries, results[:reach], uses=uses)
+                upto = results[reach - 1][0]
+                ruled = mask_rulings(entries, found.prompts, upto, self._english)
+                if ruled:
+                    self._count("superseded_rulings", ruled)
             drawn["mask"] = mark_of(ids, reach) or marks.get("mask")  # type: ignore[assignment]
         if self.policy.enabled:
             # Trimming keeps its window (the newest 20 stay), judged as the results
@@ -314,13 +320,17 @@ class TrimmingSessionStore(SqliteSessionStore):
         return worth_moving(pending, rewrite, self.mask, hour=lives >= HOUR)
 
     def _saves(self, entry: Entry, block: dict[str, Any], uses: Uses) -> int:
-        """About what masking ``block`` saves, in characters (0: it is never masked)."""
-        if entry.get("isCompactSummary") is True or not maskable(block, self.mask):
+        """About what masking ``block`` and its call's arguments saves, in characters
+        (0: neither is ever masked)."""
+        if entry.get("isCompactSummary") is True:
             return 0
         use = uses.get(str(block.get("tool_use_id") or "result"))
-        if use is not None and never_masked(use[1].get("name")):
-            return 0
-        return max(text_length(block.get("content")) - PLACEHOLDER_CHARS, 0)
+        arguments = input_savings(use[1]) if use is not None else 0
+        if not maskable(block, self.mask) or (
+            use is not None and never_masked(use[1].get("name"))
+        ):
+            return arguments
+        return max(text_length(block.get("content")) - PLACEHOLDER_CHARS, 0) + arguments
 
     def _view_chars(self, entries: list[Entry]) -> int:
         """The characters of every line's message content as stored (JSON), each line
@@ -366,6 +376,12 @@ class TrimmingSessionStore(SqliteSessionStore):
             self._spilled.clear()
         self._redactor = redactor
         self._english = current() == EN
+
+    def _count_saved(self, kind: str, saved: int) -> None:
+        """Count one ``kind`` masked and the characters it saved (nothing when 0)."""
+        if saved:
+            self._count(kind)
+            self._count(f"{kind}_chars", saved)
 
     def _count(self, name: str, n: int = 1) -> None:
         self.last_report[name] = self.last_report.get(name, 0) + n
@@ -450,10 +466,12 @@ class TrimmingSessionStore(SqliteSessionStore):
         large = self.policy.min_chars if self.policy.enabled else None
         quote = self.mask.chunk is not None
         for _index, entry, block in results:
-            if entry.get("isCompactSummary") is True or not maskable(block, self.mask):
-                continue
             call = str(block.get("tool_use_id") or "result")
             use = uses.get(call)
+            if use is not None and entry.get("isCompactSummary") is not True:
+                self._count_saved("masked_inputs", mask_input(use[1], self._english))
+            if entry.get("isCompactSummary") is True or not maskable(block, self.mask):
+                continue
             if use is not None and never_masked(use[1].get("name")):
                 continue
             content = block.get("content")

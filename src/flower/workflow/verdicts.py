@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flower.kernel.lang import EN, current, localized, pick
+from flower.kernel.ruling_words import OPENINGS, OPENINGS_EN
 from flower.records.ledger import GOAL_KEY, ROUND_KEY, VERDICT_KEY
 from flower.records.sections import PLACEHOLDERS, Frozen, bullets, inert, placeholder, scan
 
@@ -392,11 +393,7 @@ class Verdict(Frozen):
         not how to fix it (that is its job), and to continue rather than start over."""
         if current() == EN:
             return self._feedback_en()
-        opening = {
-            ACHIEVED: "裁判认为目标已经达成。",
-            NOT_YET: "裁判认为上一轮的结果还没有达成目标。",
-            UNREACHABLE: "裁判认为按现在的条件这个目标达不到,或者在这个环境里验证不了。",
-        }.get(self.state, "裁判没有给出明确的结论,这一轮按没有达成处理。")
+        opening = OPENINGS.get(self.state, OPENINGS[""])
         parts = [opening, "", "裁判的理由:", self.reason.strip() or "(裁判没有写理由)"]
         if self.failed:
             parts += ["", "没通过的检查:", *(f"- {item}" for item in self.failed)]
@@ -408,14 +405,7 @@ class Verdict(Frozen):
         return "\n".join(parts)
 
     def _feedback_en(self) -> str:
-        opening = {
-            ACHIEVED: "The judge found the goal achieved.",
-            NOT_YET: "The judge found that the last round has not achieved the goal yet.",
-            UNREACHABLE: (
-                "The judge found the goal unreachable as things stand, or impossible to"
-                " verify in this environment."
-            ),
-        }.get(self.state, "The judge gave no clear verdict; this round counts as not achieved.")
+        opening = OPENINGS_EN.get(self.state, OPENINGS_EN[""])
         parts = [opening, "", "The judge's reason:", self.reason.strip() or "(no reason given)"]
         if self.failed:
             parts += ["", "Checks that failed:", *(f"- {item}" for item in self.failed)]

@@ -1,0 +1,67 @@
+"""Old rulings of the judge leave the context once later ones superseded them.
+
+Why: in a guarded step every round after the first starts from the judge's ruling (the
+goal guard hands :meth:`~flower.workflow.verdicts.Verdict.feedback` back as the prompt):
+its reason, the checks that failed, what to do next. Measured on HT001's coordinator it
+was the largest thing a masked round kept (132 of 651 tokens; a real judge's reason runs
+longer). A ruling answers the round before it; the next ruling says again what still
+fails, so a ruling ten rounds old describes a state that is gone, like a stale ``git
+status`` (:mod:`flower.stores.expire`).
+
+So a prompt the goal guard wrote (it opens with one of
+:data:`flower.kernel.ruling_words.OPENINGS`) that lies below masking's boundary, and is
+not one of the newest :data:`KEEP` rulings, becomes one line saying how long it was.
+Only the guard's own words are recognised: a person's prompt never opens that way, and
+any other prompt stays. The boundary is masking's, so the view changes only when masking
+moves and the cached prefix survives the loads between. Nothing is lost: the stored
+session keeps the line as the CLI wrote it, and the run's ledger keeps every ruling.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flower.kernel.ruling_words import opens_a_ruling
+from flower.stores.transcript import Entry
+
+__all__ = ["KEEP", "RULING_TEXT", "RULING_TEXT_EN", "mask_rulings"]
+
+#: What a superseded ruling becomes; ``{n}`` its characters.
+RULING_TEXT = "[较早的一份裁判意见({n} 字符),已被之后的裁判意见取代]"
+RULING_TEXT_EN = "[An older ruling of the judge ({n} characters), superseded by later ones]"
+#: The newest rulings that always stay whole.
+KEEP = 2
+
+
+def _ruling_text(entry: Entry) -> tuple[Any, int] | None:
+    """Where the ruling's text sits in the prompt ``entry``: ``(container, key)`` with
+    ``container[key]`` the text, or ``None`` when the prompt is not a ruling."""
+    if entry.get("isSidechain") is True:
+        return None
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    if isinstance(content, str):
+        return (message, "content") if opens_a_ruling(content) else None  # type: ignore[return-value]
+    if isinstance(content, list):
+        for n, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == "text":
+                if opens_a_ruling(str(block.get("text", ""))):
+                    return (block, "text")  # type: ignore[return-value]
+    return None
+
+
+def mask_rulings(entries: list[Entry], prompts: list[int], upto: int, english: bool) -> int:
+    """Replace every ruling among the prompt lines ``prompts`` before line ``upto``, but
+    the newest :data:`KEEP` of all, by its placeholder (in place); how many."""
+    found = [(i, at) for i in prompts if (at := _ruling_text(entries[i])) is not None]
+    text = RULING_TEXT_EN if english else RULING_TEXT
+    count = 0
+    for index, (container, key) in found[: max(len(found) - KEEP, 0)]:
+        if index >= upto:
+            break
+        body = container[key]
+        container[key] = text.format(n=f"{len(body):,}")
+        count += 1
+    return count
