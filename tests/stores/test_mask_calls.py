@@ -13,7 +13,7 @@ import pytest
 from flower.kernel.lang import EN, ZH, using
 from flower.kernel.ruling_words import opens_a_ruling
 from flower.stores.mask import MaskPolicy
-from flower.stores.mask_calls import INPUT_TEXT, MIN_CHARS
+from flower.stores.mask_calls import INPUT_TEXT, MIN_CHARS, input_savings, mask_input
 from flower.stores.prune import PruningSessionStore
 from flower.stores.trim import TrimPolicy
 from flower.workflow.verdicts import Verdict
@@ -162,3 +162,33 @@ def test_every_ruling_the_guard_hands_back_is_recognised(lang: str, state: str) 
         assert opens_a_ruling(Verdict(state=state, reason="r", failed=["c"]).feedback())
     assert not opens_a_ruling("The judge is wrong, keep going")
     assert not opens_a_ruling("裁判说的不对")
+
+
+def test_an_argument_of_120_characters_goes_and_one_of_119_stays() -> None:
+    block = {"type": "tool_use", "id": "t", "name": "Agent", "input": {}}
+    block["input"] = {"a": "x" * 120, "b": "y" * 119, "n": 7}
+    assert input_savings(block) == 120 - 30  # the placeholder's 30 characters counted
+    saved = mask_input(block, english=False)
+    line = INPUT_TEXT.format(n="120")
+    assert block["input"] == {"a": line, "b": "y" * 119, "n": 7}
+    assert saved == 120 - len(line)
+    human = {"type": "tool_use", "id": "h", "name": "mcp__human__ask", "input": {"q": "z" * 500}}
+    assert input_savings(human) == 0 and mask_input(human, english=False) == 0
+
+
+async def test_a_ruling_in_a_list_prompt_goes_and_two_rulings_alone_stay(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """The CLI stores a prompt with a reminder before it as a list of text blocks: the
+    ruling's block goes, the reminder stays. With only two rulings, none goes."""
+    t, _ = coordinator(6)
+    reminder = {"type": "text", "text": "<system-reminder>x</system-reminder>"}
+    second = [line for line in t.lines if isinstance(line["message"]["content"], str)][2]
+    second["message"]["content"] = [reminder, {"type": "text", "text": ruling(2)}]
+    _, view = await load_view(tmp_path, workspace, t.lines, last_time(t) + 3600)
+    line = next(v for v in view if v["uuid"] == second["uuid"])
+    assert line["message"]["content"][0] == reminder
+    assert line["message"]["content"][1]["text"].startswith("[较早的一份裁判意见(")
+    few, _ = coordinator(3)
+    _, view = await load_view(tmp_path / "few", workspace, few.lines, last_time(few) + 3600)
+    assert prompts(view) == prompts(few.lines)
