@@ -14,6 +14,7 @@ from flower.kernel.lang import EN, ZH, using
 from flower.kernel.ruling_words import opens_a_ruling
 from flower.stores.mask import MaskPolicy
 from flower.stores.mask_calls import INPUT_TEXT, MIN_CHARS, input_savings, mask_input
+from flower.stores.mask_rulings import RULING_TEXT
 from flower.stores.prune import PruningSessionStore
 from flower.stores.trim import TrimPolicy
 from flower.workflow.verdicts import Verdict
@@ -116,7 +117,7 @@ async def test_old_calls_lose_their_long_arguments_and_keep_the_rest(
     for call in whole:
         assert got[call] == inputs(t.lines)[call]
     # the Write's result was too short to mask: its content went all the same
-    assert got[ids[0][1]]["content"].startswith("[较早的调用参数(")
+    assert got[ids[0][1]]["content"].startswith("[旧参数(")
     assert store.last_report["masked_inputs"] == 2 * 5  # an Agent and a Write a round
     assert await store.stored(KEY) == t.lines  # the rows never change
 
@@ -129,7 +130,7 @@ async def test_rulings_below_the_boundary_give_way_to_the_newest_two(
     said = prompts(view)
     assert said[0] == prompts(t.lines)[0]  # the person's prompt stays, long as it is
     for n in (1, 2, 3):
-        assert said[n] == f"[较早的一份裁判意见({len(ruling(n)):,} 字符),已被之后的裁判意见取代]"
+        assert said[n] == RULING_TEXT.format(n=f"{len(ruling(n)):,}")
     assert said[4:] == [ruling(4), ruling(5)]  # the newest two stay whole
     assert store.last_report["superseded_rulings"] == 3
 
@@ -147,9 +148,9 @@ async def test_in_english_the_placeholders_are_english(tmp_path: Path, workspace
     t, _ = coordinator(6)
     with using(EN):
         _, view = await load_view(tmp_path, workspace, t.lines, last_time(t) + 3600)
-    assert prompts(view)[1].startswith("[An older ruling of the judge (")
+    assert prompts(view)[1].startswith("[older ruling of the judge (")
     assert any(
-        str(v).startswith("[Older call argument (") for a in inputs(view).values() for v in a.values()
+        str(v).startswith("[older argument (") for a in inputs(view).values() for v in a.values()
     )
 
 
@@ -167,7 +168,7 @@ def test_every_ruling_the_guard_hands_back_is_recognised(lang: str, state: str) 
 def test_an_argument_of_120_characters_goes_and_one_of_119_stays() -> None:
     block = {"type": "tool_use", "id": "t", "name": "Agent", "input": {}}
     block["input"] = {"a": "x" * 120, "b": "y" * 119, "n": 7}
-    assert input_savings(block) == 120 - 30  # the placeholder's 30 characters counted
+    assert input_savings(block) == 120 - 20  # the placeholder's 20 characters counted
     saved = mask_input(block, english=False)
     line = INPUT_TEXT.format(n="120")
     assert block["input"] == {"a": line, "b": "y" * 119, "n": 7}
@@ -188,7 +189,7 @@ async def test_a_ruling_in_a_list_prompt_goes_and_two_rulings_alone_stay(
     _, view = await load_view(tmp_path, workspace, t.lines, last_time(t) + 3600)
     line = next(v for v in view if v["uuid"] == second["uuid"])
     assert line["message"]["content"][0] == reminder
-    assert line["message"]["content"][1]["text"].startswith("[较早的一份裁判意见(")
+    assert line["message"]["content"][1]["text"].startswith("[旧裁判意见(")
     few, _ = coordinator(3)
     _, view = await load_view(tmp_path / "few", workspace, few.lines, last_time(few) + 3600)
     assert prompts(view) == prompts(few.lines)

@@ -138,7 +138,7 @@ def _load_default() -> None:
     _tried.append(True)
     try:
         import_module(DEFAULT_GLANCE_MODULE)
-    except Exception:  # noqa: BLE001 - expiry is an economy, never a reason to fail a load
+    except Exception:
         return
 
 

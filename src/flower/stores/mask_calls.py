@@ -28,12 +28,12 @@ from flower.stores.mask import never_masked
 __all__ = ["INPUT_TEXT", "INPUT_TEXT_EN", "MIN_CHARS", "input_savings", "mask_input"]
 
 #: What a long argument of an old call becomes; ``{n}`` its characters.
-INPUT_TEXT = "[较早的调用参数({n} 字符)已移出上下文]"
-INPUT_TEXT_EN = "[Older call argument ({n} characters) moved out of the context]"
+INPUT_TEXT = "[旧参数({n} 字符)已移出]"
+INPUT_TEXT_EN = "[older argument ({n} chars) moved out]"
 #: A string argument shorter than this stays (a placeholder would save little).
 MIN_CHARS = 120
 #: About what the placeholder takes (characters), counted against what masking saves.
-PLACEHOLDER_CHARS = 30
+PLACEHOLDER_CHARS = 20
 
 
 def _long(block: dict[str, Any]) -> list[tuple[str, str]]:

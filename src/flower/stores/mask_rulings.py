@@ -27,8 +27,8 @@ from flower.stores.transcript import Entry
 __all__ = ["KEEP", "RULING_TEXT", "RULING_TEXT_EN", "mask_rulings"]
 
 #: What a superseded ruling becomes; ``{n}`` its characters.
-RULING_TEXT = "[较早的一份裁判意见({n} 字符),已被之后的裁判意见取代]"
-RULING_TEXT_EN = "[An older ruling of the judge ({n} characters), superseded by later ones]"
+RULING_TEXT = "[旧裁判意见({n} 字符),已被新的取代]"
+RULING_TEXT_EN = "[older ruling of the judge ({n} chars), superseded]"
 #: The newest rulings that always stay whole.
 KEEP = 2
 
@@ -45,7 +45,7 @@ def _ruling_text(entry: Entry) -> tuple[Any, int] | None:
     if isinstance(content, str):
         return (message, "content") if opens_a_ruling(content) else None  # type: ignore[return-value]
     if isinstance(content, list):
-        for n, block in enumerate(content):
+        for block in content:
             if isinstance(block, dict) and block.get("type") == "text":
                 if opens_a_ruling(str(block.get("text", ""))):
                     return (block, "text")  # type: ignore[return-value]

@@ -55,8 +55,6 @@ from flower.stores.expire import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
 from flower.stores.expire import EphemeralPolicy, ResultBlocks, expire, replace_text
 from flower.stores.handout import Handouts
 from flower.stores.marks import Mark, MarkBook, copy_marks, mark_of, place
-from flower.stores.mask_calls import input_savings, mask_input
-from flower.stores.mask_rulings import mask_rulings
 from flower.stores.mask import (
     EXPIRY_CHUNK,
     HOUR,
@@ -72,6 +70,8 @@ from flower.stores.mask import (
     spill_name,
     worth_moving,
 )
+from flower.stores.mask_calls import input_savings, mask_input
+from flower.stores.mask_rulings import mask_rulings
 from flower.stores.report import trim_report as trim_report
 from flower.stores.scan import Scan, ScanningStrings, scan
 from flower.stores.spill_folder import SpillFolder
@@ -326,9 +326,7 @@ class TrimmingSessionStore(SqliteSessionStore):
             return 0
         use = uses.get(str(block.get("tool_use_id") or "result"))
         arguments = input_savings(use[1]) if use is not None else 0
-        if not maskable(block, self.mask) or (
-            use is not None and never_masked(use[1].get("name"))
-        ):
+        if not maskable(block, self.mask) or (use is not None and never_masked(use[1].get("name"))):
             return arguments
         return max(text_length(block.get("content")) - PLACEHOLDER_CHARS, 0) + arguments
 
