@@ -269,8 +269,8 @@ class TrimmingSessionStore(SqliteSessionStore):
         if self.masking:
             if reach:
                 entries = self.apply_mask(entries, results[:reach], uses=uses)
-                upto = results[reach - 1][0]
-                ruled = mask_rulings(entries, found.prompts, upto, self._english)
+                newest_masked = results[reach - 1][0]
+                ruled = mask_rulings(entries, found.prompts, newest_masked, self._english)
                 if ruled:
                     self._count("superseded_rulings", ruled)
             drawn["mask"] = mark_of(ids, reach) or marks.get("mask")  # type: ignore[assignment]
