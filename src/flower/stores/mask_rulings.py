@@ -33,22 +33,19 @@ RULING_TEXT_EN = "[older ruling of the judge ({n} chars), superseded]"
 KEEP = 2
 
 
-def _ruling_text(entry: Entry) -> tuple[Any, int] | None:
-    """Where the ruling's text sits in the prompt ``entry``: ``(container, key)`` with
-    ``container[key]`` the text, or ``None`` when the prompt is not a ruling."""
-    if entry.get("isSidechain") is True:
-        return None
-    message = entry.get("message")
-    if not isinstance(message, dict):
-        return None
-    content = message.get("content")
+def _ruling_text(entry: Entry) -> tuple[dict[str, Any], str] | None:
+    """Where the ruling's text sits in the main-chain prompt ``entry``, to be replaced in
+    place: ``(container, key)`` with ``container[key]`` the text (the message when its
+    content is a string, else the text block that opens the ruling); ``None`` when the
+    prompt is not a ruling."""
+    message = entry.get("message") if entry.get("isSidechain") is not True else None
+    content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
         return (message, "content") if opens_a_ruling(content) else None  # type: ignore[return-value]
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                if opens_a_ruling(str(block.get("text", ""))):
-                    return (block, "text")  # type: ignore[return-value]
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "text":
+            if opens_a_ruling(str(block.get("text", ""))):
+                return block, "text"
     return None
 
 
