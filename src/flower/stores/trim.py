@@ -35,7 +35,6 @@ Choices the seed leaves open, made here:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 import time
@@ -57,21 +56,18 @@ from flower.stores.handout import Handouts
 from flower.stores.marks import Mark, MarkBook, copy_marks, mark_of, place
 from flower.stores.mask import (
     EXPIRY_CHUNK,
-    HOUR,
-    PLACEHOLDER_CHARS,
     MaskPolicy,
     boundary,
     cold_points,
     maskable,
     masked_text,
     never_masked,
-    pending_reads,
     placeholder,
     spill_name,
-    worth_moving,
 )
-from flower.stores.mask_calls import input_savings, mask_input
+from flower.stores.mask_calls import mask_input
 from flower.stores.mask_rulings import mask_rulings
+from flower.stores.move_cost import MoveCost, Uses
 from flower.stores.report import trim_report as trim_report
 from flower.stores.scan import Scan, ScanningStrings, scan
 from flower.stores.spill_folder import SpillFolder
@@ -87,8 +83,6 @@ __all__ = [
     "trim_report",
 ]
 
-#: ``tool_uses(entries)``: tool_use id -> (line index, block).
-Uses = dict[str, tuple[int, dict[str, Any]]]
 #: How many spilled texts the store remembers across loads (:meth:`_recall`).
 MEMO_ENTRIES = 50_000
 #: (kind, name, length, hash of the text, English?); for one redactor (a new one, with
@@ -135,9 +129,8 @@ class TrimmingSessionStore(SqliteSessionStore):
         #: policy's ``cold_after`` (a session that asked for the 1-hour cache, told by
         #: the Runtime: ``runtime/cache_rhythm.py``). A load within that time is warm.
         self.cache_lifetimes: dict[str, float] = {}
-        #: Line uuid -> characters of its stored message (a move's rewrite, measured
-        #: once per line: :meth:`_view_chars`).
-        self._line_chars: dict[str, int] = {}
+        #: Prices a warm move of masking's boundary (and keeps each line's size).
+        self._moves = MoveCost()
         self.last_report: dict[str, int] = {}
         self._spilled: dict[_MemoKey, tuple[str, str]] = {}
         self._redactor = current_redactor()
@@ -249,7 +242,7 @@ class TrimmingSessionStore(SqliteSessionStore):
             reach = min(max(reach, place(marks.get("mask"), ids)), len(results))
             full = max(len(results) - max(self.mask.keep_recent, 0), 0)
             if batched and full > reach:
-                if self._pays(entries, results, uses, reach, full, found, lives):
+                if self._moves.pays(self.mask, entries, results, uses, reach, full, found, lives):
                     reach = full
         if self.ephemeral.enabled:
             # Expiry waits for a boundary too, masking on or off: each expiry note
@@ -286,72 +279,6 @@ class TrimmingSessionStore(SqliteSessionStore):
             entries = self.trim(entries, results=results, upto=upto)
         self._marks.put(key, marks, {k: v for k, v in drawn.items() if v is not None})
         return entries, found
-
-    def _pays(
-        self,
-        entries: list[Entry],
-        results: ResultBlocks,
-        uses: Uses,
-        reach: int,
-        full: int,
-        found: Scan,
-        lives: float,
-    ) -> bool:
-        """Whether moving masking's boundary from ``reach`` to ``full`` on a warm cache
-        pays (:func:`~flower.stores.mask.worth_moving`): what the waiting results cost in
-        reads since each could have been masked, against the history the move rewrites
-        (every message: the view's size after the move, from each line's size, measured
-        once per line and process, less what masking saves)."""
-        keep = max(self.mask.keep_recent, 0)
-        sizes: list[int] = []
-        since: list[int] = []
-        saved_all = 0
-        for i, (_index, entry, block) in enumerate(results[:full]):
-            saved = self._saves(entry, block, uses)
-            saved_all += saved
-            if i >= reach and saved:
-                sizes.append(saved)
-                since.append(results[i + keep][0] if i + keep < len(results) else len(entries))
-        if not sizes:
-            return False
-        after = found.rounds_after().__getitem__
-        pending = pending_reads(sizes, since, after, max(self.mask.ahead, 0))
-        rewrite = max(self._view_chars(entries) - saved_all, 0)
-        return worth_moving(pending, rewrite, self.mask, hour=lives >= HOUR)
-
-    def _saves(self, entry: Entry, block: dict[str, Any], uses: Uses) -> int:
-        """About what masking ``block`` and its call's arguments saves, in characters
-        (0: neither is ever masked)."""
-        if entry.get("isCompactSummary") is True:
-            return 0
-        use = uses.get(str(block.get("tool_use_id") or "result"))
-        arguments = input_savings(use[1]) if use is not None else 0
-        if not maskable(block, self.mask) or (use is not None and never_masked(use[1].get("name"))):
-            return arguments
-        return max(text_length(block.get("content")) - PLACEHOLDER_CHARS, 0) + arguments
-
-    def _view_chars(self, entries: list[Entry]) -> int:
-        """The characters of every line's message content as stored (JSON), each line
-        measured once per process (by its uuid): what a rewrite of the whole history
-        writes."""
-        total = 0
-        sizes = self._line_chars
-        if len(sizes) > MEMO_ENTRIES * 4:
-            sizes.clear()
-        for entry in entries:
-            uid = entry.get("uuid")
-            size = sizes.get(uid) if isinstance(uid, str) else None
-            if size is None:
-                message = entry.get("message")
-                content = message.get("content") if isinstance(message, dict) else None
-                if content is None:
-                    continue
-                # the content alone: a reply's id, model and usage are never sent
-                size = len(json.dumps(content, ensure_ascii=False, default=str))
-                if isinstance(uid, str):
-                    sizes[uid] = size
-            total += size
-        return total
 
     @property
     def masking(self) -> bool:
