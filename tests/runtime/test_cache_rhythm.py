@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_agent_sdk import ClaudeAgentOptions, query
 
 from flower.roles.agent import AgentSpec
-from flower.runtime.cache_rhythm import TTL_VARIABLE, CacheRhythm
+from flower.runtime.cache_rhythm import SUBAGENT_TTL_VARIABLE, TTL_VARIABLE, CacheRhythm
 from flower.runtime.runner import Runtime
-from flower.testing import RecordedRequest, ScriptedModel, conversation, text
+from flower.testing import RecordedRequest, ScriptedModel, conversation, text, tool
 
 pytestmark = [pytest.mark.anyio]
 
@@ -62,10 +64,46 @@ def test_what_the_user_set_wins(monkeypatch: pytest.MonkeyPatch) -> None:
     rhythm = CacheRhythm(threshold=0.0)
     rhythm.ended("s", 1.0)
     rhythm.started("step", "s", 2.0)
-    assert rhythm.env("step", {}) == {TTL_VARIABLE: "1h"}
+    monkeypatch.delenv(TTL_VARIABLE, raising=False)
+    monkeypatch.delenv(SUBAGENT_TTL_VARIABLE, raising=False)
+    assert rhythm.env("step", {}) == {TTL_VARIABLE: "1h", SUBAGENT_TTL_VARIABLE: "1h"}
     assert rhythm.env("step", {TTL_VARIABLE: "5m"}) == {}
+    assert rhythm.env("step", {SUBAGENT_TTL_VARIABLE: "5m"}) == {TTL_VARIABLE: "1h"}
+    monkeypatch.setenv(SUBAGENT_TTL_VARIABLE, "5m")
+    assert rhythm.env("step", {}) == {TTL_VARIABLE: "1h"}
     monkeypatch.setenv(TTL_VARIABLE, "5m")
     assert rhythm.env("step", {}) == {}
+
+
+@pytest.mark.e2e
+async def test_the_subagents_of_a_session_on_the_hour_ask_for_it_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the real CLI: with what the rhythm adds, a worker dispatched by ``Agent``
+    caches for the hour like its coordinator; without, it keeps the CLI's 5 minutes."""
+    monkeypatch.delenv(TTL_VARIABLE, raising=False)
+    monkeypatch.delenv(SUBAGENT_TTL_VARIABLE, raising=False)
+    rhythm = CacheRhythm(threshold=0.0)
+    rhythm.ended("s", 1.0)
+    rhythm.started("coordinator", "s", 2.0)
+    seen = {}
+    for label, extra in (("hour", rhythm.env("coordinator", {})), ("default", {})):
+        dispatch = tool("Agent", {"description": "w", "prompt": f"task {label}",
+                                  "subagent_type": "general-purpose"})  # fmt: skip
+        script = [
+            conversation("main", dispatch, text("done"), first_user=f"go {label}"),
+            conversation("worker", text("report"), first_user=f"task {label}", subagent=True),
+        ]
+        with ScriptedModel(script) as model:
+            options = ClaudeAgentOptions(
+                cwd=tmp_path, env={**model.env(home=tmp_path / label), **extra},
+                allowed_tools=["Agent"],
+            )  # fmt: skip
+            async for _ in query(prompt=f"go {label}", options=options):
+                pass
+            seen[label] = (ttls(model.last("main")), ttls(model.last("worker")))
+    assert seen["hour"] == ({"1h"}, {"1h"})
+    assert seen["default"] == ({"5m"}, {"5m"})
 
 
 @pytest.mark.e2e

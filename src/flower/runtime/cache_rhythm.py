@@ -3,8 +3,9 @@
 The API keeps a cached prompt prefix for 5 minutes by default, or for an hour when the
 request asks (``"ttl": "1h"``). A 1-hour write costs 2x the input price instead of 1.25x;
 a read costs 0.1x either way. The bundled CLI asks for the hour when
-``CLAUDE_CODE_PROMPT_CACHE_TTL=1h`` is in its environment (its main conversation; its
-subagents follow ``CLAUDE_CODE_SUBAGENT_PROMPT_CACHE_TTL``).
+``CLAUDE_CODE_PROMPT_CACHE_TTL=1h`` is in its environment (its main conversation) and, for
+its subagents, ``CLAUDE_CODE_SUBAGENT_PROMPT_CACHE_TTL=1h`` (without it they keep 5
+minutes).
 
 Which pays depends on when the session's next request comes. A coordinator resumed every
 round waits between rounds for the judge (and sometimes for a human): when that wait is
@@ -25,6 +26,15 @@ also includes the next round's own start-up), the step's sessions ask for the ho
 step's first session, and any step whose waits are short (a burst), keep the default.
 A ``CLAUDE_CODE_PROMPT_CACHE_TTL`` the user set (in the environment or an agent's
 ``env``) always wins.
+
+The subagents go with their session. A coordinator's workers are its subagents, and a
+round's first worker comes after the same long wait: its prefix (the tools and the
+subagent's system prompt, about 6.8K tokens in the bundled CLI, the same for every worker)
+was written again at every round. With the hour it is read: measured on HT001's shape
+with the judge at 400 s, each round's first worker then reads 6.8K tokens at 0.05x
+instead of writing them at 1.25x, for 0.75x more on what each worker writes of its own
+(its task and context, about 2.5K tokens). The user's own
+``CLAUDE_CODE_SUBAGENT_PROMPT_CACHE_TTL`` wins here too.
 """
 
 from __future__ import annotations
@@ -38,10 +48,12 @@ from dataclasses import dataclass, field
 
 from flower.stores.mask import HOUR
 
-__all__ = ["HOUR", "TTL_VARIABLE", "CacheRhythm", "lifetime"]
+__all__ = ["HOUR", "SUBAGENT_TTL_VARIABLE", "TTL_VARIABLE", "CacheRhythm", "lifetime"]
 
 #: The bundled CLI's variable for its main conversation's cache TTL ("5m" or "1h").
 TTL_VARIABLE = "CLAUDE_CODE_PROMPT_CACHE_TTL"
+#: The same for its subagents (it takes precedence over the settings' own).
+SUBAGENT_TTL_VARIABLE = "CLAUDE_CODE_SUBAGENT_PROMPT_CACHE_TTL"
 
 
 def lifetime(*envs: Mapping[str, str]) -> float | None:
@@ -99,11 +111,17 @@ class CacheRhythm:
         return None
 
     def env(self, step: str, given: Mapping[str, str]) -> dict[str, str]:
-        """What to add to a session's environment (``given``: the agent's own ``env``)."""
+        """What to add to a session's environment (``given``: the agent's own ``env``):
+        the hour for the session and its subagents, each unless the user chose it."""
         if TTL_VARIABLE in given or os.environ.get(TTL_VARIABLE):
             return {}
         ttl = self.ttl(step)
-        return {TTL_VARIABLE: ttl} if ttl else {}
+        if not ttl:
+            return {}
+        out = {TTL_VARIABLE: ttl}
+        if not (SUBAGENT_TTL_VARIABLE in given or os.environ.get(SUBAGENT_TTL_VARIABLE)):
+            out[SUBAGENT_TTL_VARIABLE] = ttl
+        return out
 
 
 def _base(step: str) -> str:
