@@ -35,7 +35,10 @@ def test_a_thread_serves_one_root_task_after_another() -> None:
     finally:
         loop.close()
         workers.close()
-    assert len(seen) == 1
+    # One thread, or two: a pool starts another when the caller's next call comes before
+    # the finished thread has marked itself idle (seen once under a loaded CI); a thread
+    # a root task, as with anyio, would be 20.
+    assert len(seen) <= 2, seen
 
 
 def test_an_exception_of_the_work_reaches_the_caller() -> None:
