@@ -138,3 +138,22 @@ async def test_a_session_resumed_after_long_waits_asks_for_the_hour(
     assert rt.store.cache_lifetimes == {first.session_id: 3600.0}
     never = make_runtime(cache=False)
     assert never.cache.ttl("coordinator") is None
+
+
+def test_a_median_wait_of_exactly_four_minutes_keeps_the_default() -> None:
+    """The default threshold is 240 s and only a median over it asks for the hour; a
+    wait of nothing (resumed the moment it ended) counts as a wait."""
+    rhythm = CacheRhythm()
+    rhythm.ended("s", 100.0)
+    rhythm.started("step", "s", 340.0)  # exactly 240 s
+    assert rhythm.ttl("step") is None
+    rhythm.ended("s", 400.0)
+    rhythm.started("step", "s", 640.5)
+    rhythm.ended("s", 700.0)
+    rhythm.started("step", "s", 940.5)
+    assert rhythm.ttl("step") == "1h"  # median of 240, 240.5, 240.5
+    rhythm.ended("s", 1000.0)
+    rhythm.started("step", "s", 1000.0)  # no wait at all: one more, the median drops
+    rhythm.ended("s", 1000.0)
+    rhythm.started("step", "s", 1000.0)
+    assert rhythm.ttl("step") is None  # median of 240.5, 0, 0
