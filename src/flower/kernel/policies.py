@@ -18,6 +18,7 @@ default plugins), so expiry never depends on what the process imported first.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -130,20 +131,14 @@ def glance_classifier(policy: EphemeralPolicy | None = None) -> Classifier:
     return _registered[0] if _registered else _nothing
 
 
+@functools.cache  # once per process, whatever it gave
 def _load_default() -> None:
-    """Import :data:`DEFAULT_GLANCE_MODULE` once, which registers its classifier; a
-    failure leaves none registered (nothing expires) rather than failing the load."""
-    if _tried:
-        return
-    _tried.append(True)
+    """Import :data:`DEFAULT_GLANCE_MODULE`, which registers its classifier; a failure
+    leaves none registered (nothing expires) rather than failing the load."""
     try:
         import_module(DEFAULT_GLANCE_MODULE)
     except Exception:
         return
-
-
-#: Whether :func:`_load_default` ran (once per process).
-_tried: list[bool] = []
 
 
 #: What an interrupted call's result says after pruning.

@@ -113,15 +113,18 @@ class CacheRhythm:
     def env(self, step: str, given: Mapping[str, str]) -> dict[str, str]:
         """What to add to a session's environment (``given``: the agent's own ``env``):
         the hour for the session and its subagents, each unless the user chose it."""
-        if TTL_VARIABLE in given or os.environ.get(TTL_VARIABLE):
-            return {}
-        ttl = self.ttl(step)
+        ttl = None if _chosen(TTL_VARIABLE, given) else self.ttl(step)
         if not ttl:
             return {}
         out = {TTL_VARIABLE: ttl}
-        if not (SUBAGENT_TTL_VARIABLE in given or os.environ.get(SUBAGENT_TTL_VARIABLE)):
+        if not _chosen(SUBAGENT_TTL_VARIABLE, given):
             out[SUBAGENT_TTL_VARIABLE] = ttl
         return out
+
+
+def _chosen(variable: str, given: Mapping[str, str]) -> bool:
+    """Whether the user chose ``variable`` (in the agent's ``env`` or the environment)."""
+    return variable in given or bool(os.environ.get(variable))
 
 
 def _base(step: str) -> str:

@@ -29,7 +29,7 @@ from flower.kernel.policies import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
 from flower.kernel.policies import Classifier, glance_classifier
 from flower.kernel.policies import EphemeralPolicy as EphemeralPolicy
 from flower.stores.scan import Scan, scan
-from flower.stores.transcript import Entry, text_length, tool_uses
+from flower.stores.transcript import Entry, Uses, text_length, tool_uses
 
 __all__ = ["EXPIRED_TEXT", "EXPIRED_TEXT_EN", "EphemeralPolicy", "expire", "replace_text"]
 
@@ -55,7 +55,7 @@ def expire(
     *,
     below: int | None = None,
     supersede: bool = False,
-    uses: dict[str, tuple[int, dict[str, Any]]] | None = None,
+    uses: Uses | None = None,
     facts: Scan | None = None,
 ) -> int:
     """Replace stale ephemeral Bash results among ``results`` with the policy's note (in

@@ -54,18 +54,14 @@ def input_savings(block: dict[str, Any]) -> int:
 def mask_input(block: dict[str, Any], english: bool) -> int:
     """Replace each long string argument of the ``tool_use`` ``block`` by its placeholder
     (a new ``input`` dict, keys in their order); the characters saved."""
-    arguments = block.get("input")
-    if not isinstance(arguments, dict) or not any(
-        v.__class__ is str and len(v) >= MIN_CHARS for v in arguments.values()
-    ):  # most calls (a path, a short command): one pass, nothing built
+    found = _long(block)
+    if not found:  # most calls (a path, a short command): nothing built
         return 0
-    long = dict(_long(block))
-    if not long:
-        return 0
+    long = dict(found)
     text = INPUT_TEXT_EN if english else INPUT_TEXT
     saved = 0
     masked: dict[str, Any] = {}
-    for name, value in arguments.items():
+    for name, value in block["input"].items():
         if name in long:
             line = text.format(n=f"{len(value):,}")
             saved += len(value) - len(line)

@@ -28,12 +28,9 @@ from flower.stores.mask import (
 )
 from flower.stores.mask_calls import input_savings
 from flower.stores.scan import Scan
-from flower.stores.transcript import Entry, text_length
+from flower.stores.transcript import Entry, Uses, text_length
 
-__all__ = ["LINE_SIZES", "MoveCost", "Uses"]
-
-#: ``tool_uses(entries)``: tool_use id -> (line index, block).
-Uses = dict[str, tuple[int, dict[str, Any]]]
+__all__ = ["LINE_SIZES", "MoveCost"]
 #: Line sizes remembered before the memo starts again.
 LINE_SIZES = 200_000
 

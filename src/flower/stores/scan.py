@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from flower.stores.lines import _REPEATED, _REPEATED_IN_MESSAGE, RepeatedStrings
-from flower.stores.transcript import Entry
+from flower.stores.transcript import Entry, Uses
 
 T = TypeVar("T")
 
@@ -52,7 +52,7 @@ class Scan:
     """
 
     results: list[Result] = field(default_factory=list)
-    uses: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    uses: Uses = field(default_factory=dict)
     synthetic: list[int] = field(default_factory=list)
     prompts: list[int] = field(default_factory=list)
     reply_lines: list[int] = field(default_factory=list)

@@ -77,9 +77,13 @@ def counted_results(entries: list[Entry]) -> list[tuple[int, Entry, dict[str, An
     return found
 
 
-def tool_uses(entries: list[Entry]) -> dict[str, tuple[int, dict[str, Any]]]:
+#: :func:`tool_uses`: tool_use id -> (line index, block).
+Uses = dict[str, tuple[int, dict[str, Any]]]
+
+
+def tool_uses(entries: list[Entry]) -> Uses:
     """``tool_use_id -> (index, block)`` for every ``tool_use`` block."""
-    found: dict[str, tuple[int, dict[str, Any]]] = {}
+    found: Uses = {}
     for index, entry in enumerate(entries):
         if entry.get("type") != "assistant":
             continue

@@ -67,13 +67,13 @@ from flower.stores.mask import (
 )
 from flower.stores.mask_calls import mask_input
 from flower.stores.mask_rulings import mask_rulings
-from flower.stores.move_cost import MoveCost, Uses
+from flower.stores.move_cost import MoveCost
 from flower.stores.report import trim_report as trim_report
 from flower.stores.scan import Scan, ScanningStrings, scan
 from flower.stores.spill_folder import SpillFolder
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.statements import key_of
-from flower.stores.transcript import Entry, counted_results, text_length, tool_uses
+from flower.stores.transcript import Entry, Uses, counted_results, text_length, tool_uses
 
 __all__ = [
     "EphemeralPolicy",
@@ -303,10 +303,9 @@ class TrimmingSessionStore(SqliteSessionStore):
         self._english = current() == EN
 
     def _count_saved(self, kind: str, saved: int) -> None:
-        """Count one ``kind`` masked and the characters it saved (nothing when 0)."""
-        if saved:
-            self._count(kind)
-            self._count(f"{kind}_chars", saved)
+        """Count one ``kind`` (masked, trimmed, masked_inputs) and the characters it saved."""
+        self._count(kind)
+        self._count(f"{kind}_chars", saved)
 
     def _count(self, name: str, n: int = 1) -> None:
         self.last_report[name] = self.last_report.get(name, 0) + n
@@ -393,9 +392,11 @@ class TrimmingSessionStore(SqliteSessionStore):
         for _index, entry, block in results:
             call = str(block.get("tool_use_id") or "result")
             use = uses.get(call)
-            if use is not None and entry.get("isCompactSummary") is not True:
-                self._count_saved("masked_inputs", mask_input(use[1], self._english))
-            if entry.get("isCompactSummary") is True or not maskable(block, self.mask):
+            if entry.get("isCompactSummary") is True:
+                continue
+            if use is not None and (saved := mask_input(use[1], self._english)):
+                self._count_saved("masked_inputs", saved)
+            if not maskable(block, self.mask):
                 continue
             if use is not None and never_masked(use[1].get("name")):
                 continue
@@ -410,8 +411,7 @@ class TrimmingSessionStore(SqliteSessionStore):
             except (OSError, ValueError):  # ValueError: keep_out_of_git met a link
                 self._count("spill_failed")
                 continue
-            self._count(kind)
-            self._count(f"{kind}_chars", saved)
+            self._count_saved(kind, saved)
         return entries
 
     def _mask_line(self, body: str) -> str:
