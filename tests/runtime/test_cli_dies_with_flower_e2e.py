@@ -21,13 +21,17 @@ from pathlib import Path
 
 import pytest
 
-from flower.testing import ScriptedModel, bash, conversation, text
+from flower.testing import ScriptedModel, bash, conversation, text, tool
 
 pytestmark = [pytest.mark.e2e]
 
 #: The Bash call the signal lands in; what the CLI does after it is the question.
 SLOW = "echo started && sleep 1.5"
 AFTER = "echo after >> after.txt"
+#: Or a tool of flower's own that waits (an SDK MCP tool, as the human's ``ask`` is): the
+#: flower's unwinding ends that call, and a CLI only sent SIGTERM heard it end
+#: "interrupted" and asked the model once more (the web page's squatting test saw it).
+HOLD = tool("mcp__wait__hold", {})
 
 CHILD = textwrap.dedent(
     """
@@ -35,8 +39,18 @@ CHILD = textwrap.dedent(
     from flower.roles.agent import AgentSpec
     from flower.runtime.runner import Runtime
 
+    from claude_agent_sdk import create_sdk_mcp_server, tool
+
     rt = Runtime(workspace=sys.argv[1], run_dir=sys.argv[2])
-    spec = AgentSpec(name="w", instructions="", allowed_tools=["Bash"])
+
+    @tool("hold", "waits, as a question to the human waits", {})
+    async def hold(args):
+        await anyio.sleep_forever()
+
+    servers = {"wait": create_sdk_mcp_server("wait", tools=[hold])}
+    spec = AgentSpec(
+        name="w", instructions="", allowed_tools=["Bash", "mcp__wait__hold"], mcp_servers=servers
+    )
     if sys.argv[3:] == ["slow-store"]:  # a loaded machine, a remote Postgres: 0.5 s a write
         plain = type(rt.store).append
 
@@ -81,15 +95,20 @@ def _children(pid: int) -> list[int]:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc")
-@pytest.mark.parametrize("signame", ["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize(
+    ("signame", "waiting_in"),
+    [("SIGTERM", "bash"), ("SIGKILL", "bash"), ("SIGTERM", "flower's tool")],
+)
 def test_the_cli_ends_with_its_flower(
     scripted_model: ScriptedModel,
     claude_env: dict[str, str],
     workspace: Path,
     tmp_path: Path,
     signame: str,
+    waiting_in: str,
 ) -> None:
-    scripted_model.play([conversation("main", bash(SLOW), bash(AFTER), text("done"))])
+    first = bash(SLOW) if waiting_in == "bash" else HOLD
+    scripted_model.play([conversation("main", first, bash(AFTER), text("done"))])
     env = {**os.environ, **{k: v for k, v in claude_env.items() if v}}
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(workspace), str(tmp_path / "runs")],
@@ -105,7 +124,7 @@ def test_the_cli_ends_with_its_flower(
         assert child.stdout.readline().strip() == "TOOL"
         clis = _children(child.pid)
         assert clis, "no CLI under the flower"
-        time.sleep(0.3)  # the Bash call is running
+        time.sleep(0.3)  # the call is running
         signalled = time.time()
         child.send_signal(getattr(signal, signame))
         child.wait(timeout=30)

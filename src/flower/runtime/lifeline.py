@@ -13,7 +13,11 @@ the pipe ends, which the kernel does when the flower ends, however it ends, the 
 freezes those CLIs still running (SIGSTOP: not one more request; a SIGTERM left the
 CLI time to send one, the harness saw it), kills them (SIGKILL), and sends the commands
 they were running SIGTERM (SIGKILL five seconds later). Each pid's start time is checked
-first so a reused pid is never hit. POSIX; the commands are found through ``/proc``
+first so a reused pid is never hit. A flower leaving on a signal it caught takes the same
+way at once (:func:`end_clis_now`): a CLI sent SIGTERM while a tool of flower's own was
+waiting (a question to the human) heard the call end "interrupted" and sent the model one
+more request before it stopped; the web page's squatting test caught it on a loaded
+machine. POSIX; the commands are found through ``/proc``
 (Linux), elsewhere only the CLI is stopped. No watcher where one cannot be started (the
 CLIs then live as before).
 """
@@ -22,12 +26,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import threading
 from typing import Any
 
-__all__ = ["watch_new_clis"]
+__all__ = ["end_clis_now", "watch_new_clis"]
 
 #: Where the SDK keeps its running CLI processes (a private name: looked up, never
 #: imported, so a later SDK without it only loses the lifeline).
@@ -111,13 +116,19 @@ _owner = 0  # the pid that started the watcher (a forked child needs its own)
 _told: set[int] = set()
 
 
+def _running_clis() -> list[int]:
+    """The pids of the CLIs the SDK has started and not yet seen end."""
+    children = getattr(sys.modules.get(_SDK_TRANSPORT), "_ACTIVE_CHILDREN", None) or ()
+    running = (p for p in list(children) if getattr(p, "returncode", None) is None)
+    return [pid for pid in (getattr(p, "pid", None) for p in running) if pid]
+
+
 def watch_new_clis() -> None:
     """Tell this process's watcher about every CLI the SDK has started since the last
     call (started with the watcher on first use). Cheap; never raises."""
-    children = getattr(sys.modules.get(_SDK_TRANSPORT), "_ACTIVE_CHILDREN", None)
-    if not children:
+    pids = _running_clis()
+    if not pids:
         return
-    pids = [pid for pid in (getattr(p, "pid", None) for p in list(children)) if pid]
     with _lock:
         fresh = [pid for pid in pids if pid not in _told]
         if not fresh:
@@ -131,6 +142,46 @@ def watch_new_clis() -> None:
         except (OSError, ValueError):
             return
         _told.update(fresh)
+
+
+def end_clis_now() -> None:
+    """End every CLI this flower has running, now, the way the watcher ends them when
+    the flower dies: frozen here first (SIGSTOP: from this instant it sends nothing),
+    then the watcher's pipe is closed, so it kills them and stops their commands.
+
+    Called from a signal handler: it never blocks on the lock a ``watch_new_clis`` it
+    interrupted may hold, and never raises. With no watcher of this process's own, the
+    CLIs are killed here (their commands then live on, as they did before the lifeline).
+    """
+    global _watcher
+    pids = _running_clis()
+    stop: int | None = getattr(signal, "SIGSTOP", None)
+    for pid in pids:
+        if stop is not None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, stop)
+    told = _lock.acquire(timeout=0.2)
+    try:
+        watcher = _watcher if _owner == os.getpid() else None
+        pipe = watcher.stdin if watcher is not None and watcher.poll() is None else None
+        handed = pipe is not None
+        if pipe is not None:
+            try:
+                fresh = [pid for pid in pids if pid not in _told]
+                if fresh:
+                    pipe.write("".join(f"{pid}\n" for pid in fresh))
+                pipe.close()  # the pipe's end: the watcher's cue
+            except (OSError, ValueError):
+                handed = False
+            _watcher = None
+        if not handed:
+            kill = getattr(signal, "SIGKILL", signal.SIGTERM)  # Windows has no SIGKILL
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, kill)
+    finally:
+        if told:
+            _lock.release()
 
 
 def _start() -> subprocess.Popen[str] | None:

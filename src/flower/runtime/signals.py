@@ -10,10 +10,9 @@ The exit is ``SystemExit`` raised in the main thread, so ``finally`` blocks stil
 (the CLI subprocess is stopped, a terminal leaves cbreak mode). Unwinding could hang on
 something that no longer answers, so a watchdog ends the process with ``os._exit``
 after ``grace`` seconds; a second signal does it at once. The rescue has already
-written what matters by then. ``os._exit`` skips ``atexit``, and with it the SDK's
-reaper of its CLI subprocesses, so both exits run that reaper first: a CLI stopped
-mid-tool (the SDK's close waits seconds before terminating it) would otherwise go on
-running commands with nobody reading them.
+written what matters by then. Both exits end the CLI subprocesses first (frozen, then killed by
+the lifeline's watcher): a CLI stopped mid-tool (the SDK's close waits seconds before
+terminating it) would otherwise go on running commands with nobody reading them.
 """
 
 from __future__ import annotations
@@ -26,6 +25,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
 from typing import Any
+
+from flower.runtime.lifeline import end_clis_now
 
 __all__ = ["DEFAULT_SIGNALS", "received", "rescue_on_signals"]
 
@@ -97,23 +98,17 @@ def rescue_on_signals(
                 signal.signal(sig, old if old is not None else signal.SIG_DFL)
 
 
-#: Where the SDK keeps the reaper it registers with ``atexit`` (a private name: looked up,
-#: never imported, so a later SDK without it only loses this last resort).
-_SDK_TRANSPORT = "claude_agent_sdk._internal.transport.subprocess_cli"
-
-
 def _stop_clis() -> None:
-    """SIGTERM to every CLI subprocess the SDK has running (its own reaper).
+    """End every CLI subprocess this flower has running (:func:`lifeline.end_clis_now`).
 
-    Sent the moment a stop signal arrives, not when unwinding reaches the SDK's close:
+    Done the moment a stop signal arrives, not when unwinding reaches the SDK's close:
     until then the CLI goes on with its turn (the Bash call ends, its next request
     reaches the model, the next call runs) while this flower, stopping, keeps none of
-    it. The chaos harness (benchmarks/chaos) caught a CLI sending requests after its
-    flower's SIGTERM."""
-    reaper = getattr(sys.modules.get(_SDK_TRANSPORT), "_kill_active_children", None)
-    if callable(reaper):
-        with contextlib.suppress(Exception):
-            reaper()
+    it; the chaos harness (benchmarks/chaos) caught that. Frozen and killed, not sent
+    SIGTERM: a CLI on its own way out still heard a pending question end "interrupted"
+    and asked the model once more."""
+    with contextlib.suppress(Exception):
+        end_clis_now()
 
 
 def _leave(code: int) -> None:
