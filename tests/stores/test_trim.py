@@ -7,6 +7,7 @@ import copy
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 import flower.roles.ephemeral
 from flower.kernel.policies import glance_classifier
 from flower.stores import trim
+from flower.stores.spill_memo import SETTLED_NS
 from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy
 
 from .builder import Transcript, calls, results
@@ -141,11 +143,14 @@ async def test_large_old_results_spill_byte_for_byte_and_leave_a_pointer(
     assert sorted(p.name for p in path.parent.iterdir()) == files
 
 
+@pytest.mark.parametrize("settled", [False, True], ids=["folder-just-written", "settled"])
 async def test_a_link_planted_as_a_spill_file_is_replaced_not_trusted(
-    tmp_path: Path, workspace: Path
+    tmp_path: Path, workspace: Path, settled: bool
 ) -> None:
     """The agent works in the workspace and could plant a link where a spill file goes:
-    the next load writes the original there again instead of pointing at the link."""
+    the next load writes the original there again instead of pointing at the link. Also
+    when the spill folder had settled and loads trusted its time instead of each file
+    (``stores/spill_memo.py``): the link changed that time."""
     t = Transcript()
     t.prompt("build")
     body = "".join(f"row {n}\n" for n in range(3000))
@@ -153,6 +158,10 @@ async def test_a_link_planted_as_a_spill_file_is_replaced_not_trusted(
     t.call("make test", "z" * 3000)
     store, out = await loaded(tmp_path, workspace, t, policy=TrimPolicy(keep_recent=1))
     path = Path(SPILLED.search(results(out)[big]).group(1))
+    if settled:  # the loads after the folder's last change, seconds later
+        store._memo.clock = lambda: time.time_ns() + 3 * SETTLED_NS
+        await store.load(KEY)
+        time.sleep(0.05)  # the agent's link comes later than the file system's next tick
     elsewhere = tmp_path / "planted.txt"
     elsewhere.write_text("not what the tool printed", encoding="utf-8")
     path.unlink()
@@ -163,6 +172,35 @@ async def test_a_link_planted_as_a_spill_file_is_replaced_not_trusted(
     assert Path(SPILLED.search(results(again or [])[big]).group(1)) == path
     assert not path.is_symlink() and path.read_text(encoding="utf-8") == body
     assert elsewhere.read_text(encoding="utf-8") == "not what the tool printed"
+
+
+async def test_a_settled_spill_folder_stands_for_its_files(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each load names hundreds of spill files again: once the folder's time is old
+    enough to stand for them, a load looks at the folder, not at each file. A file that
+    went meanwhile is written again (removing it changed the folder's time)."""
+    import flower.stores.spill_memo as memo
+
+    t = Transcript()
+    t.prompt("build")
+    bigs = [t.call(f"make part{n}", f"part {n}\n" * 800) for n in range(4)]
+    t.call("make test", "z" * 3000)
+    store, out = await loaded(tmp_path, workspace, t, policy=TrimPolicy(keep_recent=1))
+    paths = [Path(SPILLED.search(results(out)[i]).group(1)) for i in bigs]
+    store._memo.clock = lambda: time.time_ns() + 3 * SETTLED_NS
+    await store.load(KEY)  # the first settled load looks at every file once
+    looked: list[str] = []
+    plain = memo._regular
+    monkeypatch.setattr(memo, "_regular", lambda p: looked.append(p) or plain(p))
+    again = await store.load(KEY)
+    assert looked == [] and results(again or []) == results(out)
+    time.sleep(0.05)
+    paths[2].unlink()
+    third = await store.load(KEY)
+    assert paths[2].read_text(encoding="utf-8") == "part 2\n" * 800
+    assert results(third or []) == results(out)
+    assert sorted(looked) == sorted(map(str, paths))  # the moved time: each looked at once
 
 
 async def test_a_long_command_is_shortened_in_the_expiry_note(

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -71,6 +70,7 @@ from flower.stores.move_cost import MoveCost
 from flower.stores.report import trim_report as trim_report
 from flower.stores.scan import Scan, ScanningStrings, scan
 from flower.stores.spill_folder import SpillFolder
+from flower.stores.spill_memo import SpillMemo
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.statements import key_of
 from flower.stores.transcript import Entry, Uses, counted_results, text_length, tool_uses
@@ -83,11 +83,6 @@ __all__ = [
     "trim_report",
 ]
 
-#: How many spilled texts the store remembers across loads (:meth:`_recall`).
-MEMO_ENTRIES = 50_000
-#: (kind, name, length, hash of the text, English?); for one redactor (a new one, with
-#: other secrets to hide, forgets them all).
-_MemoKey = tuple[str, str, int, int, bool]
 #: A session key as the store's rows hold it: ``(project_key, session_id, subpath)``.
 _Key = tuple[str, str, str]
 #: Text blocks shorter than this stay in place: a pointer would not be shorter.
@@ -132,7 +127,6 @@ class TrimmingSessionStore(SqliteSessionStore):
         #: Prices a warm move of masking's boundary (and keeps each line's size).
         self._moves = MoveCost()
         self.last_report: dict[str, int] = {}
-        self._spilled: dict[_MemoKey, tuple[str, str]] = {}
         self._redactor = current_redactor()
         self._english = current() == EN  # the language now; each load looks again
         #: What recent loads handed out: a fork's copy of it is stored as the original.
@@ -147,6 +141,8 @@ class TrimmingSessionStore(SqliteSessionStore):
                 f"{self.workspace}: use a folder inside it, such as '.flower/spill'"
             )
         self._folder = SpillFolder(self.workspace, self.policy.spill_dirname)
+        #: What earlier loads spilled (``stores/spill_memo.py``).
+        self._memo = SpillMemo(self._folder)
         watch(workspace=self.workspace)  # its .env holds secrets to redact too
         super().__init__(path)
         #: Each session's marks, as this store last read or wrote them (``stores/marks.py``).
@@ -296,9 +292,10 @@ class TrimmingSessionStore(SqliteSessionStore):
         files: the spill folder's links, the watched ``.env`` files, the language saved
         by ``flower setup``)."""
         self._folder.forget()
+        self._memo.start()
         redactor = current_redactor()
         if redactor is not self._redactor:  # other secrets: what was spilled is redone
-            self._spilled.clear()
+            self._memo.clear()
         self._redactor = redactor
         self._english = current() == EN
 
@@ -418,41 +415,13 @@ class TrimmingSessionStore(SqliteSessionStore):
         """The placeholder of ``body``, whose spill file holds it (redacted, as every
         spill file is)."""
         key = ("m", "", len(body), hash(body), self._english)
-        hit = self._recall(key)
+        hit = self._memo.recall(key)
         if hit is not None:
             return hit[0]
         path = self._folder.write(spill_name(body), self._redactor.redact(body))
         line = placeholder(len(body), path, self._english)
-        self._remember(key, line, path)
+        self._memo.remember(key, line, path)
         return line
-
-    # --- what earlier loads spilled -----------------------------------------------------
-
-    def _recall(self, key: _MemoKey) -> tuple[str, str] | None:
-        """What an earlier load made of the same text, if its file is still in place.
-
-        Each load of a long session spills the same old results again; naming a file by
-        its content means encoding, redacting and hashing every one of them (most of a
-        load's time on large results). The stored rows never change, so the same tool
-        call's text is the same text: the key is the call, the text's length and Python's
-        hash of it and the language, for the redactor in effect; the file is checked (one
-        ``lstat``, after the folder's own check of this load) before it is named again.
-        """
-        hit = self._spilled.get(key)
-        if hit is None:
-            return None
-        self._folder.check()  # the folder's links, once per load
-        try:
-            if stat.S_ISREG(os.lstat(hit[1]).st_mode):
-                return hit
-        except OSError:
-            pass
-        return None
-
-    def _remember(self, key: _MemoKey, text: str, path: Path) -> None:
-        if len(self._spilled) >= MEMO_ENTRIES:
-            self._spilled.clear()
-        self._spilled[key] = (text, str(path))
 
     # --- trimming ---------------------------------------------------------------------
 
@@ -507,7 +476,7 @@ class TrimmingSessionStore(SqliteSessionStore):
 
     def _pointer(self, name: str, original: str, quote: bool = True) -> str:
         key = ("p" if quote else "q", name, len(original), hash(original), self._english)
-        hit = self._recall(key)
+        hit = self._memo.recall(key)
         if hit is not None:
             return hit[0]
         body = self._redactor.redact(original)  # the file and the head alike
@@ -516,7 +485,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         # characters), without splitting all of a large result into lines
         head = "\n".join(body[: 4 * HEAD_CHARS].splitlines()[:HEAD_LINES])[:HEAD_CHARS]
         pointer = self._pointer_text(body, path, head if quote else None)
-        self._remember(key, pointer, path)
+        self._memo.remember(key, pointer, path)
         return pointer
 
     def _pointer_text(self, body: str, path: Path, head: str | None) -> str:
