@@ -42,6 +42,13 @@ def _regular(path: str) -> bool:
         return False
 
 
+def _mtime(folder: str) -> int | None:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
+
+
 class SpillMemo:
     """The texts earlier loads spilled and the placeholders they became, by :data:`MemoKey`."""
 
@@ -82,9 +89,8 @@ class SpillMemo:
 
     def _settled(self, folder: str) -> bool:
         """Whether the folder's time says every remembered file is still there."""
-        try:
-            seen = os.stat(folder).st_mtime_ns
-        except OSError:
+        seen = _mtime(folder)
+        if seen is None:
             return False
         if seen == self._verified:
             return True
@@ -92,10 +98,7 @@ class SpillMemo:
             return False
         for key in [k for k, (_, path) in self._spilled.items() if not _regular(path)]:
             del self._spilled[key]
-        try:
-            if os.stat(folder).st_mtime_ns != seen:  # changed while we looked
-                return False
-        except OSError:
+        if _mtime(folder) != seen:  # changed (or went) while we looked
             return False
         self._verified = seen
         return True
