@@ -31,7 +31,7 @@ CONTENT = st.one_of(st.lists(BLOCK, max_size=3), st.just("a prompt"), st.none(),
 
 @st.composite
 def line(draw: st.DrawFn) -> dict[str, Any]:
-    entry: dict[str, Any] = {"type": draw(st.sampled_from(["user", "assistant", "system", "x"]))}
+    entry: dict[str, Any] = {"type": draw(st.sampled_from(["user", "assistant", "system", "x", "cost-state"]))}
     uid = draw(
         st.one_of(st.none(), st.sampled_from(["u1", "u2", "u3", "u4", "u5", ""]), st.just(3))
     )
@@ -100,6 +100,7 @@ def test_each_fact_is_what_its_own_walk_found(entries: list[dict[str, Any]]) -> 
         "synthetic": [i for i, e in enumerate(entries) if is_synthetic(e)],
         "prompts": [i for i, e in enumerate(entries) if is_prompt(e)],
         "calls": calls,
+        "totals": [i for i, e in enumerate(entries) if e.get("type") == "cost-state"],
         "rounds": rounds_after(entries),
     }
 
@@ -130,6 +131,7 @@ def test_a_scan_less_some_lines_is_the_scan_of_the_rest(
     assert less.results == again.results
     assert less.counted() == again.counted()
     assert list(less.uses.items()) == list(again.uses.items())
+    assert less.totals == again.totals
     assert (less.synthetic, less.prompts, less.reply_lines, less.reply_ids, less.calls) == (
         again.synthetic,
         again.prompts,
@@ -174,7 +176,7 @@ def test_the_load_walk_shares_strings_and_scans_in_one(
         again.reply_ids,
         again.calls,
     )
-    assert found.repeats == again.repeats
+    assert found.repeats == again.repeats and found.totals == again.totals
     # the values RepeatedStrings makes one object are one object here too, and no others
     assert sharing(mine) == sharing(theirs)
 
@@ -248,5 +250,6 @@ def facts_of(found: Any, entries: list[dict[str, Any]]) -> dict[str, Any]:
         "synthetic": found.synthetic,
         "prompts": found.prompts,
         "calls": [c for _, c in found.calls],
+        "totals": found.totals,
         "rounds": [found.rounds_after()[i] for i in range(len(entries))],
     }

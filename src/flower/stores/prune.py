@@ -84,8 +84,6 @@ _HEAL_NAMESPACE = uuid.UUID("5f0c8a52-7f57-4d0e-9a51-0d3b8f1e6c21")
 _NO_SUCH_TOOL = "<tool_use_error>Error: No such tool available:"
 #: ``toolDenialKind`` of the result the CLI itself synthesizes for an orphan on resume.
 _CLI_HEALED = "interrupted"
-#: Lines a resumed CLI restores running totals from (see the module's docstring).
-_RUNNING_TOTALS = frozenset({"cost-state"})
 #: Fields a healed line copies from the call's line, so it looks like the CLI's own.
 _CONTEXT_FIELDS = (
     "isSidechain", "agentId", "sessionId", "cwd", "version", "gitBranch", "userType",
@@ -137,7 +135,7 @@ class PruningSessionStore(TrimmingSessionStore):
         ``entries``); the pruned lines and their scan (walked again only when a line or
         a block went)."""
         policy = self.prune_policy
-        removed: set[int] = {i for i, e in enumerate(entries) if e.get("type") in _RUNNING_TOTALS}
+        removed: set[int] = set(found.totals)
         if policy.drop_api_errors:
             errors = found.synthetic
             removed.update(errors)

@@ -31,6 +31,9 @@ from flower.stores.transcript import Entry, Uses
 
 T = TypeVar("T")
 
+#: Lines a resumed CLI restores its running totals from (``stores/prune.py``, which drops
+#: them: a resumed session would count earlier sessions' cost as its own).
+RUNNING_TOTALS = frozenset({"cost-state"})
 #: ``(line index, line, tool_result block)``.
 Result = tuple[int, Entry, dict[str, Any]]
 
@@ -49,6 +52,7 @@ class Scan:
             lists: a tuple a reply was a thirtieth of a 1 KB-line transcript's size).
         calls: ``(line index, id)`` of the ``tool_use`` blocks of assistant lines that
             have a uuid (the calls healing answers).
+        totals: Lines of a :data:`RUNNING_TOTALS` type (which pruning drops).
     """
 
     results: list[Result] = field(default_factory=list)
@@ -58,6 +62,7 @@ class Scan:
     reply_lines: list[int] = field(default_factory=list)
     reply_ids: list[Any] = field(default_factory=list)
     calls: list[tuple[int, str]] = field(default_factory=list)
+    totals: list[int] = field(default_factory=list)
     side_results: int = 0  # results on sidechain lines
     main_user: int = 0  # user lines not on a sidechain
     repeats: bool = False  # a tool_use id seen twice: see :meth:`without`
@@ -103,6 +108,7 @@ class Scan:
             out.reply_lines.append(i - s)
             out.reply_ids.append(m)
         out.calls = [(i - s, c) for (i, c), s in _kept(self.calls, _first, gone)]
+        out.totals = [i - s for i, s in _kept(self.totals, int, gone)]
         main_user = self.main_user
         for i in gone:
             entry = entries[i]
@@ -194,6 +200,8 @@ def scan(entries: list[Entry]) -> Scan:
                             calls.append((index, call))
         elif kind == "system" and not error and entry.get("subtype") == "api_error":
             synthetic.append(index)
+        elif kind in RUNNING_TOTALS:
+            found.totals.append(index)
     found.side_results, found.main_user, found.repeats = side_results, main_user, repeats
     return found
 
@@ -294,6 +302,8 @@ class ScanningStrings(RepeatedStrings):
             else:
                 if kind == "system" and not error and entry.get("subtype") == "api_error":
                     synthetic.append(index)
+                elif kind in RUNNING_TOTALS:
+                    found.totals.append(index)
                 if content.__class__ is list:
                     for block in content:
                         if block.__class__ is dict:

@@ -398,11 +398,12 @@ class TrimmingSessionStore(SqliteSessionStore):
             if use is not None and never_masked(use[1].get("name")):
                 continue
             content = block.get("content")
-            kind = "trimmed" if large is not None and text_length(content) >= large else "masked"
+            length = text_length(content) if large is not None else 0
+            kind = "trimmed" if large is not None and length >= large else "masked"
             try:
                 if kind == "trimmed":  # counted as trimming's: it reads as trimming's
                     block["content"] = self._spill(call, content, quote)
-                    saved = text_length(content) - text_length(block["content"])
+                    saved = length - text_length(block["content"])
                 else:
                     block["content"], saved = masked_text(content, self._mask_line)
             except (OSError, ValueError):  # ValueError: keep_out_of_git met a link
