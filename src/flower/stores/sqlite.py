@@ -45,7 +45,7 @@ from flower.kernel.redact import Redactor
 from flower.kernel.redact import current as current_redactor
 from flower.stores.calls import CallLedger
 from flower.stores.database import StoreDatabase
-from flower.stores.engine import WRITE, dumps, pg_dumps, pg_loads
+from flower.stores.engine import WRITE, compact_lines, dumps, loads, pg_dumps, pg_loads
 from flower.stores.lines import RepeatedStrings, check_objects, find_bad_json
 from flower.stores.schema import entries as entries_t
 from flower.stores.schema import meta as meta_t
@@ -77,8 +77,16 @@ LOAD_CHUNK = 500
 #: of it, 3x the transcript's size at the peak; 1 MB, twice over, was still 0.15x at 1 KB
 #: lines); 64 KB still shares each key across dozens of lines, at the same speed.
 LOAD_CHARS = 1 << 16
+#: Characters of rows parsed by one call (orjson): its parse holds about eleven times the
+#: text it reads until it returns (0.23x a 1 KB-line transcript's size at 64 KB, 0.06x at
+#: 16 KB, the same speed; orjson shares key strings across calls by itself).
+PARSE_CHARS = 1 << 14
+#: Below this mean line size (bytes) a parsed part's lines are compacted
+#: (``engine.compact_lines``): orjson's presized dicts are a tenth of a 1 KB line, under
+#: a twentieth from 2 KB, and rebuilding them costs a microsecond a line.
+COMPACT_BELOW = 2048
 _SQLITE_LOAD = (
-    "SELECT entry FROM entries WHERE project_key = ? AND session_id = ? AND subpath = ? ORDER BY id"
+    "SELECT CAST(entry AS BLOB) FROM entries WHERE project_key = ? AND session_id = ? AND subpath = ? ORDER BY id"
 )
 _SQLITE_META = "SELECT 1 FROM meta WHERE project_key = ? AND session_id = ? AND subpath = ?"
 #: Attempts at a write transaction that lost a race to create the same key.
@@ -128,9 +136,7 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
         #: per-row parameter processing cost as much as encoding them (benchmarks/store.py).
         self.insert_sql = insert_sql(self._engine.dialect, ignore_duplicates=self._insert_new)
         self._encode = pg_dumps if postgres else dumps
-        #: The standard library's parser, not orjson's: it shares every key string across a
-        #: chunk, which keeps a loaded transcript a third smaller at the same speed.
-        self._loads = pg_loads if postgres else json.loads
+        self._loads = pg_loads if postgres else loads
         #: The entries as stored JSON text (cast from ``json`` on Postgres), for :meth:`_load`.
         self._entry_text = (
             sa.select(
@@ -414,13 +420,14 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
     def _load(
         self, key: SessionKey, share: RepeatedStrings | None = None
     ) -> list[SessionStoreEntry] | None:
-        """Read the transcript as JSON text and parse it a chunk of rows at a time.
+        """Read the transcript as JSON text and parse it a few rows at a time.
 
-        One parse per chunk (rows joined into an array) instead of one per row:
-        the parser then shares each key string across the chunk's lines, which cuts the
-        loaded transcript's memory by a third, and the raw text of only one chunk is
-        held at a time. ``share``: the walk each parsed chunk goes through (a subclass's,
-        doing more on the same walk; by default a new :class:`RepeatedStrings`).
+        One parse per ``PARSE_CHARS`` of rows (joined into an array) instead of one per
+        row: a call per line cost more than its parse, and the raw text of only one
+        fetched chunk is held at a time. SQLite hands the rows over as UTF-8 bytes, which
+        the parser reads as they are (text would be decoded and encoded again).
+        ``share``: the walk each parsed part goes through (a subclass's, doing more on
+        the same walk; by default a new :class:`RepeatedStrings`).
         """
         ids = dict(zip(("pk", "sid", "sub"), key_of(key), strict=True))
         loaded: list[SessionStoreEntry] = []
@@ -434,13 +441,21 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
                 found = True
                 if not texts:
                     continue
-                text = "[" + ",".join(texts) + "]"
-                texts.clear()  # the rows go before the parse: one copy of the text at a time
-                loaded.extend(share(self._loads(text)))
-                del text
+                comma, left, right = (b",", b"[", b"]") if texts[0].__class__ is bytes else ",[]"
+                start = size = 0
+                for end, row in enumerate(texts, 1):
+                    size += len(row)
+                    if size >= PARSE_CHARS or end == len(texts):
+                        lines = self._loads(left + comma.join(texts[start:end]) + right)
+                        if size < COMPACT_BELOW * (end - start):
+                            compact_lines(lines)
+                        loaded.extend(share(lines))
+                        start = end
+                        size = 0
+                texts.clear()
         return loaded if found else None
 
-    def _sqlite_texts(self, ids: dict[str, str]) -> Iterator[list[str] | None]:
+    def _sqlite_texts(self, ids: dict[str, str]) -> Iterator[list[bytes] | None]:
         """The stored lines' JSON text straight from the driver, ``LOAD_CHARS``
         characters or ``LOAD_CHUNK`` rows at a time, after one ``[]`` (the session
         exists) or ``None`` (it does not). A raw pooled connection, not a SQLAlchemy
@@ -457,7 +472,7 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
                     return
                 yield []
                 cursor.execute(_SQLITE_LOAD, key)
-                batch: list[str] = []
+                batch: list[bytes] = []
                 size = 0
                 while rows := cursor.fetchmany(64):
                     for (text,) in rows:
