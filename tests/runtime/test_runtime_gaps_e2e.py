@@ -24,7 +24,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 TASK = "build the thing"
 SMALL = {"input_tokens": 500}
-POINTER = re.compile(r"原文完整保存在 (\S+) ")
+#: Where a spilled result went: trimming's pointer, or masking's one line.
+POINTER = re.compile(r"(?:原文完整保存在|原文在) (\S+?)(?: |\]$)")
 
 
 def fast(**kw: Any) -> Resilience:

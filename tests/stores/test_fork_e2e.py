@@ -32,7 +32,7 @@ REVIEW = "review what was built"
 SMALL = {"input_tokens": 500}
 BIG = ("x" * 299 + "\n") * 1000  # 300 kB per Write
 EXPIRED = "的结果已过期"
-POINTER = "原文完整保存在"
+POINTER = "已移出上下文"  # trimming's pointer and masking's line alike
 
 
 def spec() -> AgentSpec:

@@ -5,6 +5,7 @@ trimming and expiry wait for it; masked results get the one-line placeholder."""
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,12 @@ async def test_trimming_waits_for_the_boundary_and_masking_leaves_one_line(
     store.now = lambda: 1e12  # cold: all but the newest two, each one line
     cold = (await store.load(KEY)) or []
     got = results(cold)
-    pointers = [v for v in got.values() if "原文完整保存在" in v]
+    pointers = [v for v in got.values() if v.startswith("[较早的工具输出")]
     assert len(pointers) == store.last_report.get("trimmed") == 23
-    assert all(v.endswith(",需要时读取该文件。]") and "log " not in v for v in pointers)
+    # masking's one line, its file named by content alone (not the call's id)
+    assert all(
+        re.fullmatch(
+            r"\[较早的工具输出\(3,0\d\d 字符\)已移出上下文,原文在 \S+/m-[0-9a-f]{16}\.txt\]", v
+        )
+        for v in pointers
+    )

@@ -25,8 +25,9 @@ VALUES = st.recursive(
     | st.integers(min_value=-(2**80), max_value=2**80)
     | st.floats(allow_nan=True, allow_infinity=True)
     | st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF)),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(max_size=6), inner, max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=12)
+    ),
     max_leaves=20,
 )
 

@@ -27,7 +27,8 @@ from . import scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
-POINTER = re.compile(r"原文完整保存在 (\S+) ")
+#: Where a spilled result went: trimming's pointer, or masking's one line.
+POINTER = re.compile(r"(?:原文完整保存在|原文在) (\S+?)(?: |\]$)")
 
 
 def resumed_request(model: ScriptedModel) -> RecordedRequest:

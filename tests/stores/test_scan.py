@@ -31,7 +31,8 @@ CONTENT = st.one_of(st.lists(BLOCK, max_size=3), st.just("a prompt"), st.none(),
 
 @st.composite
 def line(draw: st.DrawFn) -> dict[str, Any]:
-    entry: dict[str, Any] = {"type": draw(st.sampled_from(["user", "assistant", "system", "x", "cost-state"]))}
+    kinds = ["user", "assistant", "system", "x", "cost-state"]
+    entry: dict[str, Any] = {"type": draw(st.sampled_from(kinds))}
     uid = draw(
         st.one_of(st.none(), st.sampled_from(["u1", "u2", "u3", "u4", "u5", ""]), st.just(3))
     )

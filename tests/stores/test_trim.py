@@ -56,9 +56,7 @@ from flower.kernel.policies import glance_classifier
 assert "flower.roles.ephemeral" not in sys.modules
 print(glance_classifier()("git status"), glance_classifier()("rm -rf x"))
 """
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
-    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "False"]
 

@@ -69,7 +69,7 @@ async def test_the_store_speaks_the_language_of_the_load(tmp_path: Path) -> None
     assert en["stale"].startswith("[The result of git status is out of date (from ")
     assert (zh["cut"], en["cut"]) == (ORPHAN_NOTE, ORPHAN_NOTE_EN)
     assert (zh["stopped"], en["stopped"]) == (INTERRUPTED_NOTE, INTERRUPTED_NOTE_EN)
-    assert "已移出上下文" in zh["big"] and "was moved out of the context" in en["big"]
+    assert "已移出上下文" in zh["big"] and "moved out of the context" in en["big"]
 
 
 async def test_a_text_set_on_a_policy_is_said_as_given(tmp_path: Path) -> None:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -49,6 +48,7 @@ from typing import Any
 from flower.stores.transcript import Entry, text_length
 
 __all__ = [
+    "MASKED_NAME",
     "MASK_TEXT",
     "MASK_TEXT_EN",
     "MaskPolicy",
@@ -58,13 +58,16 @@ __all__ = [
     "masked_text",
     "pending_reads",
     "placeholder",
-    "spill_name",
     "worth_moving",
 ]
 
 #: The placeholder a masked result becomes; ``{n}`` its characters, ``{path}`` the file.
 MASK_TEXT = "[较早的工具输出({n} 字符)已移出上下文,原文在 {path}]"
 MASK_TEXT_EN = "[Older tool output ({n} characters) moved out of the context: {path}]"
+#: The name a masked text's spill file starts with (the spill folder adds its content
+#: hash): a second hash of the text, or the call's id, made a masked round's line a
+#: sixth longer, and a file's content names it already.
+MASKED_NAME = "m"
 #: Tools whose results are never masked: what the human said.
 NEVER_MASKED = ("mcp__human__",)
 #: Text blocks shorter than this stay inside a masked list content.
@@ -290,7 +293,7 @@ def placeholder(n: int, path: Path | str, english: bool | None = None) -> str:
 def masked_text(content: Any, line_for: Callable[[str], str]) -> tuple[Any, int]:
     """``content`` with its text replaced by placeholders, and the characters saved.
 
-    ``line_for(text)`` stores ``text`` whole (in a file :func:`spill_name` names) and
+    ``line_for(text)`` stores ``text`` whole (in a file named :data:`MASKED_NAME`) and
     returns its :func:`placeholder`; it raises ``OSError``/``ValueError`` when it cannot,
     and then ``content`` is returned as it was. A string is masked whole; in a list, each
     text block of :data:`SMALL_TEXT` or more gets its own file and placeholder, and image
@@ -312,11 +315,6 @@ def masked_text(content: Any, line_for: Callable[[str], str]) -> tuple[Any, int]
                 item = {**item, "text": line}
         out.append(item)
     return out, saved
-
-
-def spill_name(body: str) -> str:
-    """The name of a masked text's spill file (before the writer's own content hash)."""
-    return "m-" + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def maskable(block: dict[str, Any], policy: MaskPolicy) -> bool:

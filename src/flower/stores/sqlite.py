@@ -23,7 +23,6 @@ a few substring checks on its encoded text.
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -86,7 +85,8 @@ PARSE_CHARS = 1 << 14
 #: a twentieth from 2 KB, and rebuilding them costs a microsecond a line.
 COMPACT_BELOW = 2048
 _SQLITE_LOAD = (
-    "SELECT CAST(entry AS BLOB) FROM entries WHERE project_key = ? AND session_id = ? AND subpath = ? ORDER BY id"
+    "SELECT CAST(entry AS BLOB) FROM entries"
+    " WHERE project_key = ? AND session_id = ? AND subpath = ? ORDER BY id"
 )
 _SQLITE_META = "SELECT 1 FROM meta WHERE project_key = ? AND session_id = ? AND subpath = ?"
 #: Attempts at a write transaction that lost a race to create the same key.

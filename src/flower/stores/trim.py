@@ -55,6 +55,7 @@ from flower.stores.handout import Handouts
 from flower.stores.marks import Mark, MarkBook, copy_marks, mark_of, place
 from flower.stores.mask import (
     EXPIRY_CHUNK,
+    MASKED_NAME,
     MaskPolicy,
     boundary,
     cold_points,
@@ -62,7 +63,6 @@ from flower.stores.mask import (
     masked_text,
     never_masked,
     placeholder,
-    spill_name,
 )
 from flower.stores.mask_calls import mask_input
 from flower.stores.mask_rulings import mask_rulings
@@ -373,14 +373,15 @@ class TrimmingSessionStore(SqliteSessionStore):
         """Replace the text of each of ``results`` (the oldest, below the boundary) that is
         long enough with a placeholder naming its spill file (in place).
 
-        A result trimming would spill (``policy.min_chars`` or more) gets trimming's
-        pointer; a shorter one gets the one-line placeholder. With chunks (``mask.chunk``
-        a number) the pointer quotes the result's first lines, so a large result reads
-        the same whether masking or trimming reached it first. Batched (``mask.chunk``
-        ``None``) trimming waits for masking's boundary and never reaches a result before
-        it, and the pointer quotes nothing: the quoted head was a third of what a masked
-        round of HT001's coordinator carried (a worker's report begins with the CLI's
-        hand-back preamble, not with what it found).
+        A result trimming would spill (``policy.min_chars`` or more) is counted as
+        trimming's. With chunks (``mask.chunk`` a number) it gets trimming's pointer,
+        which quotes the result's first lines, so a large result reads the same whether
+        masking or trimming reached it first. Batched (``mask.chunk`` ``None``) trimming
+        waits for masking's boundary and never reaches a result before it, and every
+        masked result is the one-line placeholder: a quoted head was a third of what a
+        masked round of HT001's coordinator carried (a worker's report begins with the
+        CLI's hand-back preamble, not with what it found), and the pointer's longer
+        wording and file name (the call's id) another sixth.
         """
         self._look_around()
         uses = tool_uses(entries) if uses is None else uses
@@ -419,7 +420,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         hit = self._memo.recall(key)
         if hit is not None:
             return hit[0]
-        path = self._folder.write(spill_name(body), self._redactor.redact(body))
+        path = self._folder.write(MASKED_NAME, self._redactor.redact(body))
         line = placeholder(len(body), path, self._english)
         self._memo.remember(key, line, path)
         return line
@@ -462,21 +463,23 @@ class TrimmingSessionStore(SqliteSessionStore):
         return entries
 
     def _spill(self, tool_use_id: str, content: Any, head: bool = True) -> Any:
-        """``content`` with its text spilled to files, each replaced by a pointer
-        (``head``: the pointer quotes the text's first lines)."""
+        """``content`` with its text spilled to files, each replaced by a pointer that
+        quotes the text's first lines (``head`` false: by masking's one-line placeholder)."""
         if isinstance(content, str):
-            return self._pointer(tool_use_id, content, head)
+            return self._pointer(tool_use_id, content) if head else self._mask_line(content)
         out = []
         for n, item in enumerate(content):
             if isinstance(item, dict) and item.get("type") == "text":
                 body = str(item.get("text", ""))
                 if len(body) >= SMALL_TEXT:
-                    item = {**item, "text": self._pointer(f"{tool_use_id}.{n}", body, head)}
+                    name = f"{tool_use_id}.{n}"
+                    line = self._pointer(name, body) if head else self._mask_line(body)
+                    item = {**item, "text": line}
             out.append(item)
         return out
 
-    def _pointer(self, name: str, original: str, quote: bool = True) -> str:
-        key = ("p" if quote else "q", name, len(original), hash(original), self._english)
+    def _pointer(self, name: str, original: str) -> str:
+        key = ("p", name, len(original), hash(original), self._english)
         hit = self._memo.recall(key)
         if hit is not None:
             return hit[0]
@@ -485,21 +488,11 @@ class TrimmingSessionStore(SqliteSessionStore):
         # the first lines of a prefix: enough for HEAD_CHARS (a separator is at most 2
         # characters), without splitting all of a large result into lines
         head = "\n".join(body[: 4 * HEAD_CHARS].splitlines()[:HEAD_LINES])[:HEAD_CHARS]
-        pointer = self._pointer_text(body, path, head if quote else None)
+        pointer = self._pointer_text(body, path, head)
         self._memo.remember(key, pointer, path)
         return pointer
 
-    def _pointer_text(self, body: str, path: Path, head: str | None) -> str:
-        if head is None:  # masking's, batched: the head was most of a masked round
-            if self._english:
-                return (
-                    f"[An older tool output ({len(body)} characters) was moved out of the"
-                    f" context; all of it is kept in {path} . Read that file when you need it.]"
-                )
-            return (
-                f"[较早的工具输出({len(body)} 字符)已移出上下文,原文完整保存在 {path} ,"
-                "需要时读取该文件。]"
-            )
+    def _pointer_text(self, body: str, path: Path, head: str) -> str:
         if self._english:
             return (
                 f"[An older tool output ({len(body)} characters) was moved out of the context;"
