@@ -25,9 +25,9 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import sqlalchemy as sa
 from claude_agent_sdk import fold_session_summary
@@ -96,6 +96,13 @@ WRITE_ATTEMPTS = 3
 LINK_KEYS = frozenset(
     {"uuid", "parentUuid", "logicalParentUuid", "leafUuid", "sessionId", "agentId", "type"}
 )
+
+
+def _array(rows: list[bytes] | list[str]) -> bytes | str:
+    """The JSON array of ``rows`` (each a JSON text), bytes for bytes."""
+    if rows and rows[0].__class__ is bytes:
+        return b"[" + b",".join(rows) + b"]"
+    return "[" + ",".join(cast(list[str], rows)) + "]"
 
 
 class SqliteSessionStore(StoreDatabase, SessionStore):
@@ -432,8 +439,13 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
         ids = dict(zip(("pk", "sid", "sub"), key_of(key), strict=True))
         loaded: list[SessionStoreEntry] = []
         share = RepeatedStrings() if share is None else share
-        texts_of = self._sqlite_texts if self._sqlite else self._server_texts
-        with self._errors(), contextlib.closing(texts_of(ids)) as chunks:
+        chunks_of: Iterator[list[bytes] | None] | Iterator[list[str] | None] = (
+            self._sqlite_texts(ids) if self._sqlite else self._server_texts(ids)
+        )
+        with (
+            self._errors(),
+            contextlib.closing(cast(Generator[Any, None, None], chunks_of)) as chunks,
+        ):
             found = False
             for texts in chunks:
                 if texts is None:  # no meta row: no such session
@@ -441,12 +453,11 @@ class SqliteSessionStore(StoreDatabase, SessionStore):
                 found = True
                 if not texts:
                     continue
-                comma, left, right = (b",", b"[", b"]") if texts[0].__class__ is bytes else ",[]"
                 start = size = 0
                 for end, row in enumerate(texts, 1):
                     size += len(row)
                     if size >= PARSE_CHARS or end == len(texts):
-                        lines = self._loads(left + comma.join(texts[start:end]) + right)
+                        lines = self._loads(_array(texts[start:end]))
                         if size < COMPACT_BELOW * (end - start):
                             compact_lines(lines)
                         loaded.extend(share(lines))
