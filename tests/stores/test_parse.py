@@ -53,13 +53,20 @@ def test_any_value_reads_as_the_standard_library_reads_it(value: Any, ascii_only
     [
         '{"a": 1, "b": 2, "a": 3}',  # a repeated key: the last value, in the first place
         '["\\ud83d", "\\ud83d\\ude00", "\\u0000"]',  # half a pair, a whole one, a NUL
-        "[18446744073709551616, -9223372036854775809, 1e400, -0.0]",
+        "[18446744073709551616]",  # 2**64: one past what orjson reads exactly
+        "[-9223372036854775809]",  # one below -2**63, 19 digits
+        "98765432109876543210",  # every digit, the text's first character
+        '{"n": 10203040506070809000}',
+        "[1e400, -0.0]",
         "[NaN, Infinity, -Infinity]",
         "[18446744073709551615, -9223372036854775808, 1234567890123456789]",  # orjson's own
         '["a run of digits in a string: 12345678901234567890123"]',
         ' \n\t{"x" : [ 1 , 2 ] }\n',
     ],
-    ids=["repeated-key", "surrogates", "beyond-64-bits", "nan", "64-bits", "digits", "whitespace"],
+    ids=[
+        "repeated-key", "surrogates", "2**64", "below-2**63", "every-digit", "zeros",
+        "overflow", "nan", "64-bits", "digits", "whitespace",
+    ],  # fmt: skip
 )
 def test_what_orjson_refuses_reads_as_json_loads_reads_it(text: str) -> None:
     same(text)
