@@ -3,11 +3,13 @@ text as ``json.loads`` does, and a loaded line takes no more room than ``json.lo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -39,13 +41,35 @@ def same(text: str | bytes) -> None:
     assert json.dumps(mine) == json.dumps(theirs)
 
 
+def writings(value: Any) -> list[str | bytes]:
+    """``value`` as the store writes it (orjson, when it can) and as others write it
+    (the standard library, spaced or compact, ASCII or not)."""
+    out: list[str | bytes] = [
+        json.dumps(value),
+        json.dumps(value, ensure_ascii=False, separators=(",", ":")),
+    ]
+    with contextlib.suppress(orjson.JSONEncodeError):
+        out.append(orjson.dumps(value))
+    return out
+
+
 @settings(max_examples=300, deadline=None)
-@given(VALUES, st.booleans())
-def test_any_value_reads_as_the_standard_library_reads_it(value: Any, ascii_only: bool) -> None:
-    text = json.dumps(value, ensure_ascii=ascii_only)
-    same(text)
-    if "\\ud" not in text.lower():  # bytes: only text that is UTF-8
-        same(text.encode("utf-8", "surrogatepass"))
+@given(VALUES)
+def test_any_value_reads_as_the_standard_library_reads_it(value: Any) -> None:
+    for text in writings(value):
+        same(text)
+        if isinstance(text, str) and "\\ud" not in text.lower():  # as bytes, if UTF-8
+            same(text.encode("utf-8", "surrogatepass"))
+
+
+def test_the_stores_own_writing_is_read_by_orjson_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row as the store writes it (orjson) never needs the slower parser."""
+    value = {"a": [1, 2.5, -0.0, 1e-7, 2**63, -(2**63)], "é": "\u2028 x", "n": None}
+    fallbacks: list[Any] = []
+    plain = json.loads
+    monkeypatch.setattr(json, "loads", lambda t, *a, **k: fallbacks.append(t) or plain(t))
+    assert loads(orjson.dumps(value)) == value and fallbacks == []
+    assert loads(json.dumps(value)) == value and len(fallbacks) == 1  # spaced: not orjson's
 
 
 @pytest.mark.parametrize(
@@ -64,9 +88,18 @@ def test_any_value_reads_as_the_standard_library_reads_it(value: Any, ascii_only
         ' \n\t{"x" : [ 1 , 2 ] }\n',
     ],
     ids=[
-        "repeated-key", "surrogates", "2**64", "below-2**63", "every-digit", "zeros",
-        "overflow", "nan", "64-bits", "digits", "whitespace",
-    ],  # fmt: skip
+        "repeated-key",
+        "surrogates",
+        "2**64",
+        "below-2**63",
+        "every-digit",
+        "zeros",
+        "overflow",
+        "nan",
+        "64-bits",
+        "digits",
+        "whitespace",
+    ],
 )
 def test_what_orjson_refuses_reads_as_json_loads_reads_it(text: str) -> None:
     same(text)
