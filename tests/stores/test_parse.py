@@ -118,7 +118,7 @@ def test_postgres_text_reads_back_through_the_same_parse() -> None:
 
 @pytest.mark.parametrize("keys", range(1, 16))
 def test_a_compacted_line_is_the_same_line_no_larger(keys: int) -> None:
-    text = json.dumps([{f"field{n}": {"n": n} for n in range(keys)}, "x", 3])
+    text = orjson.dumps([{f"field{n}": {"n": n} for n in range(keys)}, "x", 3])  # the store's
     lines = compact_lines(loads(text))
     assert json.dumps(lines) == json.dumps(json.loads(text))
     assert sys.getsizeof(lines[0]) <= sys.getsizeof(json.loads(text)[0])
