@@ -157,3 +157,40 @@ def test_a_median_wait_of_exactly_four_minutes_keeps_the_default() -> None:
     rhythm.ended("s", 1000.0)
     rhythm.started("step", "s", 1000.0)
     assert rhythm.ttl("step") is None  # median of 240.5, 0, 0
+
+
+def test_the_ttl_is_pinned_so_the_store_knows_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Every session flower drives gets the CLI's TTL pinned (five minutes unless the
+    rhythm asks for the hour, or the user's ``ENABLE_PROMPT_CACHING_1H`` did), so the
+    store can give its own cache mark the same TTL; whatever the user chose, in the
+    environment, the agent's ``env`` or a settings file, is left alone and read."""
+    from flower.runtime.cache_rhythm import marks_ttl
+
+    for name in (TTL_VARIABLE, SUBAGENT_TTL_VARIABLE, "FORCE_PROMPT_CACHING_5M",
+                 "ENABLE_PROMPT_CACHING_1H"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    rhythm = CacheRhythm()
+    assert rhythm.env("step", {}, project) == {TTL_VARIABLE: "5m"}
+    assert marks_ttl({}, rhythm.env("step", {}, project), cwd=project) == "5m"
+    assert rhythm.env("step", {"ENABLE_PROMPT_CACHING_1H": "1"}) == {TTL_VARIABLE: "1h"}
+    assert rhythm.env("step", {TTL_VARIABLE: "1h"}) == {}
+    assert marks_ttl({TTL_VARIABLE: "1h"}, {}) == "1h"
+    assert marks_ttl({TTL_VARIABLE: "10m"}, {}) is None  # not one the API knows: no mark
+    assert rhythm.env("step", {"FORCE_PROMPT_CACHING_5M": "1"}) == {}
+    assert marks_ttl({"FORCE_PROMPT_CACHING_5M": "1"}, {TTL_VARIABLE: "1h"}) == "5m"
+    assert CacheRhythm(enabled=False).env("step", {}) == {}
+    assert marks_ttl({}, {}, cwd=project) is None  # the CLI's default: not known
+    # a settings file's promptCacheTtl: the project's local one first, then the user's
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "settings.json").write_text('{"promptCacheTtl": "1h"}')
+    assert rhythm.env("step", {}, project) == {}
+    assert marks_ttl({}, {}, cwd=project) == "1h"
+    (project / ".claude" / "settings.local.json").write_text('{"promptCacheTtl": "5m"}')
+    assert marks_ttl({}, {}, cwd=project) == "5m"
+    (project / ".claude" / "settings.local.json").write_text("{not json")
+    assert marks_ttl({}, {}, cwd=project) == "1h"

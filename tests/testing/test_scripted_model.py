@@ -385,3 +385,31 @@ def test_the_model_prints_no_access_log(capfd: pytest.CaptureFixture[str]) -> No
                     pass  # count_tokens: 404, as the API would without the endpoint
         captured = capfd.readouterr()
         assert captured.err == "" and captured.out == "", (quiet, captured)
+
+
+def test_marks_the_api_would_refuse_are_refused_and_nothing_is_billed() -> None:
+    """The API's two rules for cache marks (``usage.cache_rules_broken``): at most four
+    marked blocks, and no hour's mark after a five minutes' one. flower marks blocks of
+    its own in a resumed history (``stores/anchor.py``); a request breaking a rule is a
+    400 here as there, never a reply, and the turn stays for the next request."""
+
+    def marked(ttls: list[str | None]) -> dict[str, Any]:
+        blocks = [
+            {"type": "text", "text": f"part {n}",
+             **({"cache_control": {"type": "ephemeral", **({"ttl": t} if t else {})}}
+                if t != "-" else {})}
+            for n, t in enumerate(ttls)
+        ]  # fmt: skip
+        return {"model": "m", "stream": False, "messages": [{"role": "user", "content": blocks}]}
+
+    with ScriptedModel([conversation("c", text("fine"))]) as model:
+        status, data = post(model, marked(["5m", None, "5m", "5m", "5m"]))
+        assert status == 400 and "A maximum of 4 blocks with cache_control" in data
+        status, data = post(model, marked(["1h", "5m", "-", "1h"]))
+        assert status == 400 and "ttl='1h' must not come after" in data
+        status, data = post(model, marked([None, "1h"]))  # no ttl is five minutes
+        assert status == 400
+        assert [r.outcome for r in model.requests] == ["refused"] * 3
+        assert all(r.usage == {} for r in model.requests)
+        status, data = post(model, marked(["1h", "1h", "5m", "5m"]))  # longer first: fine
+        assert status == 200 and "fine" in data

@@ -27,6 +27,17 @@ step's first session, and any step whose waits are short (a burst), keep the def
 A ``CLAUDE_CODE_PROMPT_CACHE_TTL`` the user set (in the environment or an agent's
 ``env``) always wins.
 
+flower pins the main conversation's TTL for every session it drives (``5m`` when the
+rhythm does not ask for the hour; ``1h`` when the user's environment has
+``ENABLE_PROMPT_CACHING_1H``): the session store then knows the TTL the CLI's own cache
+marks carry and gives its mark in the resumed history the same
+(:mod:`flower.stores.anchor`; the API refuses an hour's mark after a five minutes' one).
+The user's choice wins wherever the CLI reads one: ``CLAUDE_CODE_PROMPT_CACHE_TTL`` or
+``FORCE_PROMPT_CACHING_5M`` in the environment or the agent's ``env``, or
+``promptCacheTtl`` in a settings file the CLI reads (the project's
+``.claude/settings.local.json`` and ``.claude/settings.json``, the user's
+``settings.json``); flower then pins nothing and marks with that TTL.
+
 The subagents go with their session. A coordinator's workers are its subagents, and a
 round's first worker comes after the same long wait: its prefix (the tools and the
 subagent's system prompt, about 6.8K tokens in the bundled CLI, the same for every worker)
@@ -39,21 +50,38 @@ instead of writing them at 1.25x, for 0.75x more on what each worker writes of i
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import threading
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from flower.stores.anchor import TTLS
 from flower.stores.mask import HOUR
 
-__all__ = ["HOUR", "SUBAGENT_TTL_VARIABLE", "TTL_VARIABLE", "CacheRhythm", "lifetime"]
+__all__ = [
+    "HOUR",
+    "SUBAGENT_TTL_VARIABLE",
+    "TTL_VARIABLE",
+    "CacheRhythm",
+    "lifetime",
+    "marks_ttl",
+    "settings_ttl",
+]
 
 #: The bundled CLI's variable for its main conversation's cache TTL ("5m" or "1h").
 TTL_VARIABLE = "CLAUDE_CODE_PROMPT_CACHE_TTL"
 #: The same for its subagents (it takes precedence over the settings' own).
 SUBAGENT_TTL_VARIABLE = "CLAUDE_CODE_SUBAGENT_PROMPT_CACHE_TTL"
+#: The CLI's variables that set its TTL too: five minutes whatever else says (it beats
+#: :data:`TTL_VARIABLE`), and the hour when nothing else chose.
+FORCE_5M_VARIABLE = "FORCE_PROMPT_CACHING_5M"
+HOUR_VARIABLE = "ENABLE_PROMPT_CACHING_1H"
+#: The settings key the CLI reads for its main conversation's TTL.
+SETTINGS_KEY = "promptCacheTtl"
 
 
 def lifetime(*envs: Mapping[str, str]) -> float | None:
@@ -65,6 +93,43 @@ def lifetime(*envs: Mapping[str, str]) -> float | None:
         value = env.get(TTL_VARIABLE)
         if value:
             return HOUR if value == "1h" else None
+    return None
+
+
+def marks_ttl(*envs: Mapping[str, str], cwd: str | Path | None = None) -> str | None:
+    """The TTL the CLI's cache marks carry in a session whose environment is ``envs``
+    (then the process's), in the CLI's own order: ``FORCE_PROMPT_CACHING_5M``, then
+    :data:`TTL_VARIABLE`, then a settings file's ``promptCacheTtl`` (of ``cwd``'s
+    project, then the user's). ``None`` when none of them says: the CLI's default then
+    depends on more than flower sees, and the store places no mark of its own."""
+    every = (*envs, os.environ)
+    if any(env.get(FORCE_5M_VARIABLE) for env in every):
+        return "5m"
+    for env in every:
+        value = env.get(TTL_VARIABLE)
+        if value:
+            return value if value in TTLS else None
+    chosen = settings_ttl(cwd)
+    return chosen if chosen in TTLS else None
+
+
+def settings_ttl(cwd: str | Path | None = None) -> str | None:
+    """``promptCacheTtl`` from the first settings file the CLI reads that names it: the
+    project's (``cwd``) local then shared settings, then the user's
+    (``CLAUDE_CONFIG_DIR`` or ``~/.claude``)."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+    places = [Path(config) / "settings.json"]
+    if cwd is not None:
+        places[:0] = [Path(cwd) / ".claude" / "settings.local.json"]
+        places[1:1] = [Path(cwd) / ".claude" / "settings.json"]
+    for place in places:
+        try:
+            data = json.loads(place.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        value = data.get(SETTINGS_KEY) if isinstance(data, dict) else None
+        if isinstance(value, str) and value:
+            return value
     return None
 
 
@@ -110,16 +175,24 @@ class CacheRhythm:
             return "1h"
         return None
 
-    def env(self, step: str, given: Mapping[str, str]) -> dict[str, str]:
-        """What to add to a session's environment (``given``: the agent's own ``env``):
-        the hour for the session and its subagents, each unless the user chose it."""
-        ttl = None if _chosen(TTL_VARIABLE, given) else self.ttl(step)
-        if not ttl:
+    def env(
+        self, step: str, given: Mapping[str, str], cwd: str | Path | None = None
+    ) -> dict[str, str]:
+        """What to add to a session's environment (``given``: the agent's own ``env``;
+        ``cwd``: its folder, whose settings may name a TTL): the TTL pinned for the
+        session (the hour when the rhythm asks, for its subagents too), unless the user
+        chose one (see the module's docstring)."""
+        if not self.enabled or _chosen(TTL_VARIABLE, given) or _chosen(FORCE_5M_VARIABLE, given):
             return {}
-        out = {TTL_VARIABLE: ttl}
-        if not _chosen(SUBAGENT_TTL_VARIABLE, given):
-            out[SUBAGENT_TTL_VARIABLE] = ttl
-        return out
+        hour = self.ttl(step)
+        if not hour and settings_ttl(cwd):
+            return {}
+        if hour:
+            out = {TTL_VARIABLE: hour}
+            if not _chosen(SUBAGENT_TTL_VARIABLE, given):
+                out[SUBAGENT_TTL_VARIABLE] = hour
+            return out
+        return {TTL_VARIABLE: "1h" if _chosen(HOUR_VARIABLE, given) else "5m"}
 
 
 def _chosen(variable: str, given: Mapping[str, str]) -> bool:

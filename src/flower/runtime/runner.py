@@ -41,7 +41,7 @@ from flower.runtime.assembly import build_store, policy, read_dotenv
 from flower.runtime.attempt import Attempt, cli_env, error_text, run_attempt
 from flower.runtime.bookkeeping import StepRecords
 from flower.runtime.budget import budget_for
-from flower.runtime.cache_rhythm import CacheRhythm, lifetime
+from flower.runtime.cache_rhythm import CacheRhythm, lifetime, marks_ttl
 from flower.runtime.cutoff_words import cut_off_report
 from flower.runtime.parts import PAUSED, Live, Words
 from flower.runtime.relay import hand_off
@@ -273,14 +273,17 @@ class Runtime(SessionQueries, StepRecords):
         result = StepResult(step=step, started_at=time.time(), attempts=0)
         self._current = result
         self.cache.started(step, resume, result.started_at)
-        cache_env = self.cache.env(step, spec.env)  # once a step: every attempt asks the same
+        # once a step: every attempt asks the same
+        cache_env = self.cache.env(step, spec.env, self.workspace)
         hour = lifetime(spec.env, cache_env)
+        marks = marks_ttl(spec.env, cache_env, cwd=self.workspace)
         attempt = 0
         classified: dict[str, str] = {}  # error text -> its class, so no plugin is asked twice
         try:
             while True:
                 attempt += 1
                 result.attempts = attempt
+                self._cache_marks(resume, marks)  # the attempt loads ``resume``
                 got = await self._attempt(
                     spec, prompt, step=step, resume=resume, fork=fork, resume_at=resume_at,
                     on_event=on_event, result=result, cache_env=cache_env,

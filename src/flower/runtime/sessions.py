@@ -95,6 +95,18 @@ class SessionQueries:
         tokens = run_sync(read)
         return int(tokens) if isinstance(tokens, int) and tokens > 0 else 0
 
+    def _cache_marks(self, session_id: str | None, ttl: str | None) -> None:
+        """Tell the store the TTL the CLI's cache marks carry in the session about to
+        load ``session_id`` (``None``: not known, so the store places no mark of its
+        own: ``stores/anchor.py``)."""
+        ttls = getattr(self.store, "cache_ttls", None)
+        if not session_id or not isinstance(ttls, dict):
+            return
+        if ttl:
+            ttls[session_id] = ttl
+        else:
+            ttls.pop(session_id, None)
+
     def _cache_lives(self, session_id: str | None, seconds: float | None) -> None:
         """Tell the store how long the prompt cache ``session_id`` just wrote lives:
         the hour it asked for, else the default (``stores/trim.py``: the next load

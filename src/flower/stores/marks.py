@@ -56,7 +56,9 @@ def _where(key: Key) -> Any:
 
 
 def load_marks(engine: Engine, key: Key) -> dict[str, Mark]:
-    """The marks the last load of ``key`` left (``{}``: none yet)."""
+    """The marks the last load of ``key`` left (``{}``: none yet): ``mask``, ``expiry``
+    and ``anchor`` (the result flower's cache mark sits on, :mod:`flower.stores.anchor`),
+    each where it was written."""
     query = sa.select(view_marks.c.mask, view_marks.c.expiry).where(_where(key))
     with engine.connect() as conn:
         row = conn.execute(query).first()
@@ -64,15 +66,31 @@ def load_marks(engine: Engine, key: Key) -> dict[str, Mark]:
         return {}
     out: dict[str, Mark] = {}
     for name, value in (("mask", row[0]), ("expiry", row[1])):
-        if isinstance(value, list) and len(value) == 2 and isinstance(value[1], int):
-            out[name] = (str(value[0]), value[1])
+        if not isinstance(value, list):
+            continue
+        if len(value) >= 2 and isinstance(value[0], str) and _count(value[1]):
+            out[name] = (value[0], value[1])
+        if name == "mask" and len(value) == 4 and isinstance(value[2], str) and _count(value[3]):
+            out["anchor"] = (value[2], value[3])
     return out
 
 
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def save_marks(engine: Engine, key: Key, marks: dict[str, Mark]) -> None:
-    """Keep ``marks`` for ``key`` (the newest write wins; a load only writes further ones)."""
+    """Keep ``marks`` for ``key`` (the newest write wins; a load only writes further ones).
+
+    The anchor rides in the mask column, after the mask's own pair (``[id, count,
+    anchor id, anchor count]``; ``[null, 0, ...]`` without a mask): a column of its
+    own would need a migration for one optional pair, and a reader that knows only the
+    pair skips a longer list and draws the boundaries from the lines."""
+    mask: list[Any] | None = list(marks["mask"]) if "mask" in marks else None
+    if "anchor" in marks:
+        mask = [*(mask or [None, 0]), *marks["anchor"]]
     values = {
-        "mask": list(marks["mask"]) if "mask" in marks else None,
+        "mask": mask,
         "expiry": list(marks["expiry"]) if "expiry" in marks else None,
         "updated_at": time.time(),
     }

@@ -24,7 +24,7 @@ from typing import Any
 from flower.kernel.ruling_words import opens_a_ruling
 from flower.stores.transcript import Entry
 
-__all__ = ["KEEP", "RULING_TEXT", "RULING_TEXT_EN", "mask_rulings"]
+__all__ = ["KEEP", "RULING_TEXT", "RULING_TEXT_EN", "kept_below", "mask_rulings"]
 
 #: What a superseded ruling becomes; ``{n}`` its characters.
 RULING_TEXT = "[旧裁判意见({n} 字符),已被新的取代]"
@@ -62,3 +62,14 @@ def mask_rulings(entries: list[Entry], prompts: list[int], upto: int, english: b
         container[key] = text.format(n=f"{len(body):,}")
         count += 1
     return count
+
+
+def kept_below(entries: list[Entry], prompts: list[int], upto: int) -> int | None:
+    """The line of the oldest ruling before line ``upto`` that :func:`mask_rulings` keeps
+    whole as one of the newest :data:`KEEP` (a later load masks it once newer rulings
+    come: flower's cache mark must sit before it, :mod:`flower.stores.anchor`), else
+    ``None``. Asked before :func:`mask_rulings` changes the lines."""
+    found = [i for i in prompts if i < upto and _ruling_text(entries[i]) is not None]
+    total = sum(1 for i in prompts if _ruling_text(entries[i]) is not None)
+    masked = max(total - KEEP, 0)  # the oldest ``masked`` of all are masked
+    return found[masked] if masked < len(found) else None

@@ -52,19 +52,23 @@ class MoveCost:
         full: int,
         found: Scan,
         lives: float,
+        start: int = 0,
     ) -> bool:
         """Whether moving the boundary from ``reach`` to ``full`` pays: what the waiting
-        results cost in reads since each could have been masked, against the history the
-        move rewrites (the view's size after the move: every line's size less what
-        masking saves). ``lives``: seconds the session's cache lives (the hour's writes
-        cost more)."""
+        results cost in reads since each could have been masked, against what the move
+        rewrites (the view's size after the move from line ``start`` on: every line's
+        size less what masking saves). ``lives``: seconds the session's cache lives (the
+        hour's writes cost more). ``start``: the line of flower's cache mark, where the
+        request that moves reads up to (:mod:`flower.stores.anchor`); 0 without one,
+        when only the tools and the system prompt stay cached."""
         keep = max(mask.keep_recent, 0)
         sizes: list[int] = []
         since: list[int] = []
         saved_all = 0
-        for i, (_index, entry, block) in enumerate(results[:full]):
+        for i, (index, entry, block) in enumerate(results[:full]):
             saved = self.saves(mask, entry, block, uses)
-            saved_all += saved
+            if index >= start:
+                saved_all += saved
             if i >= reach and saved:
                 sizes.append(saved)
                 since.append(results[i + keep][0] if i + keep < len(results) else len(entries))
@@ -72,7 +76,7 @@ class MoveCost:
             return False
         after = found.rounds_after().__getitem__
         pending = pending_reads(sizes, since, after, max(mask.ahead, 0))
-        rewrite = max(self.view_chars(entries) - saved_all, 0)
+        rewrite = max(self.view_chars(entries[start:]) - saved_all, 0)
         return worth_moving(pending, rewrite, mask, hour=lives >= HOUR)
 
     @staticmethod

@@ -34,6 +34,7 @@ Choices the seed leaves open, made here:
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 import time
@@ -47,6 +48,7 @@ from flower.kernel.lang import EN, current
 from flower.kernel.policies import TrimPolicy as TrimPolicy
 from flower.kernel.redact import current as current_redactor
 from flower.kernel.redact import watch
+from flower.stores.anchor import TTLS, first_long, place_marks
 from flower.stores.expire import CMD_CHARS as CMD_CHARS
 from flower.stores.expire import EXPIRED_TEXT as EXPIRED_TEXT
 from flower.stores.expire import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
@@ -65,7 +67,7 @@ from flower.stores.mask import (
     placeholder,
 )
 from flower.stores.mask_calls import mask_input
-from flower.stores.mask_rulings import mask_rulings
+from flower.stores.mask_rulings import kept_below, mask_rulings
 from flower.stores.move_cost import MoveCost
 from flower.stores.report import trim_report as trim_report
 from flower.stores.scan import Scan, ScanningStrings, scan
@@ -124,6 +126,11 @@ class TrimmingSessionStore(SqliteSessionStore):
         #: policy's ``cold_after`` (a session that asked for the 1-hour cache, told by
         #: the Runtime: ``runtime/cache_rhythm.py``). A load within that time is warm.
         self.cache_lifetimes: dict[str, float] = {}
+        #: Session id -> the TTL (``"5m"``/``"1h"``) the CLI's cache marks carry in the
+        #: session's next requests, when the Runtime pinned it
+        #: (:mod:`flower.runtime.cache_rhythm`): a load then places flower's own mark
+        #: (:mod:`flower.stores.anchor`), which must carry the same.
+        self.cache_ttls: dict[str, str] = {}
         #: Prices a warm move of masking's boundary (and keeps each line's size).
         self._moves = MoveCost()
         self.last_report: dict[str, int] = {}
@@ -220,6 +227,12 @@ class TrimmingSessionStore(SqliteSessionStore):
         drawn: dict[str, Mark] = {}
         cold = None
         lives = self.cache_lifetimes.get(key[1], 0.0) if key is not None else 0.0
+        # flower's own cache mark (:mod:`flower.stores.anchor`), with the CLI's TTL when
+        # the Runtime pinned it: a move then rewrites only what follows the anchor
+        ttl = self.cache_ttls.get(key[1]) if key is not None else None
+        anchoring = ttl in TTLS and (self.masking or self.ephemeral.enabled)
+        anchor = place(marks.get("anchor"), ids) if anchoring else 0
+        moved = False
         if (self.masking or self.ephemeral.enabled) and self.mask.cold_after is not None:
             cold_after = max(self.mask.cold_after, lives)
             cold = cold_points(entries, self.now(), cold_after, prompts=found.prompts)
@@ -234,12 +247,17 @@ class TrimmingSessionStore(SqliteSessionStore):
             # results change only when the boundary moves (when it pays, or in chunks,
             # or all the way on a cold cache), so a warm cache's prefix survives the
             # loads between two moves.
+            was = place(marks.get("mask"), ids)
             reach = boundary(self.mask, entries, lines, self.now(), cold=cold)
-            reach = min(max(reach, place(marks.get("mask"), ids)), len(results))
+            reach = min(max(reach, was), len(results))
             full = max(len(results) - max(self.mask.keep_recent, 0), 0)
             if batched and full > reach:
-                if self._moves.pays(self.mask, entries, results, uses, reach, full, found, lives):
+                start = results[anchor - 1][0] if anchor else 0
+                if self._moves.pays(
+                    self.mask, entries, results, uses, reach, full, found, lives, start
+                ):
                     reach = full
+            moved = reach > was
         if self.ephemeral.enabled:
             # Expiry waits for a boundary too, masking on or off: each expiry note
             # changes old context, and sliding it at every resume rewrote the cache.
@@ -252,13 +270,26 @@ class TrimmingSessionStore(SqliteSessionStore):
             )
             if batched:  # with masking's move: judged as the results stood then
                 below = max(below, reach + max(self.mask.keep_recent, 0) - keep)
-            below = min(max(below, place(marks.get("expiry"), ids)), len(results))
+            was = place(marks.get("expiry"), ids)
+            below = min(max(below, was), len(results))
+            moved = moved or below > was
             self._expire_below(entries, results, uses, below, keep, found)
             drawn["expiry"] = mark_of(ids, below) or marks.get("expiry")  # type: ignore[assignment]
+        # Below ``edge`` no later load changes anything: masking's and expiry's
+        # boundaries, a ruling kept whole, trimming's next result (the anchor's place).
+        edge = len(results)
+        if self.masking:
+            edge = min(edge, reach)
+        if self.ephemeral.enabled:
+            edge = min(edge, below)
         if self.masking:
             if reach:
                 entries = self.apply_mask(entries, results[:reach], uses=uses)
                 newest_masked = results[reach - 1][0]
+                if anchoring:  # a ruling kept whole below the boundary changes later
+                    kept = kept_below(entries, found.prompts, newest_masked)
+                    if kept is not None:
+                        edge = min(edge, bisect.bisect_left(lines, kept))
                 ruled = mask_rulings(entries, found.prompts, newest_masked, self._english)
                 if ruled:
                     self._count("superseded_rulings", ruled)
@@ -273,8 +304,40 @@ class TrimmingSessionStore(SqliteSessionStore):
             if batched:
                 upto = reach + max(self.mask.keep_recent, 0) - max(self.policy.keep_recent, 0)
             entries = self.trim(entries, results=results, upto=upto)
+        if anchoring:
+            assert ttl is not None
+            if self.policy.enabled:  # a long result trimming has yet to reach
+                edge = first_long(results, 0, edge, self.policy.min_chars)
+            cold_now = bool(cold) and cold is not None and cold[-1] >= len(entries)
+            placed = self._anchor(results, ids, anchor, edge, moved or cold_now, ttl)
+            if placed is not None:
+                drawn["anchor"] = placed
+        elif "anchor" in marks:
+            drawn["anchor"] = marks["anchor"]
         self._marks.put(key, marks, {k: v for k, v in drawn.items() if v is not None})
         return entries, found
+
+    def _anchor(
+        self, results: ResultBlocks, ids: list[str], anchor: int, edge: int, moved: bool, ttl: str
+    ) -> Mark | None:
+        """Place flower's cache marks (:mod:`flower.stores.anchor`) and return the anchor
+        the next load starts from. ``anchor``: where the last load left it (how many of
+        the oldest results lie below it); ``edge``: where this load's would be;
+        ``moved``: this load changed what follows ``anchor`` (a boundary moved, or the
+        cache is cold), so its first request writes every mark after what it reads.
+
+        Only then does the anchor move to ``edge``, and the old one is marked too, to be
+        read. On any other load the first request reads past every mark from the last
+        request's entry and writes none: a mark placed there would name a prefix the
+        cache never held, so the anchor stays."""
+        if moved:
+            counts = [anchor, edge]
+        elif anchor:
+            counts = [anchor]
+        else:
+            return None
+        self._count("cache_marks", place_marks(results, counts, ttl))
+        return mark_of(ids, counts[-1])
 
     @property
     def masking(self) -> bool:

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from .recorded import RecordedRequest
 from .replies import OVERFLOW_MESSAGE, error_body, message_for, stream_events
 from .script import Conversation, Fault, Turn
-from .usage import Clock, PromptCache
+from .usage import Clock, PromptCache, cache_rules_broken
 
 __all__ = ["UNBILLED", "ModelHandler", "ModelServer", "Served"]
 
@@ -109,6 +109,12 @@ class ModelHandler(BaseHTTPRequestHandler):
             rec.outcome = "not-served"
             self.model._record(rec)
             self._json(404, error_body(404, f"not served by the scripted model: {self.path}"))
+            return
+        broken = cache_rules_broken(rec.body)
+        if broken is not None:  # the API refuses it before any model sees it
+            rec.outcome = "refused"
+            self.model._record(rec)
+            self._json(400, error_body(400, broken))
             return
         conv, turn, fault = self.model._decide(rec)
         if turn is not None and turn.delay:

@@ -36,7 +36,8 @@ class RecordedRequest:
         turn: Index of the turn chosen: the number of model replies already in the
             request (CLI placeholders such as "No response requested." not counted).
         attempt: 1-based attempt number at that (conversation, turn).
-        outcome: ``"reply"``, ``"unscripted"``, ``"unmatched"``, or the
+        outcome: ``"reply"``, ``"unscripted"``, ``"unmatched"``, ``"refused"`` (a 400 for
+            cache marks the API would refuse, ``usage.cache_rules_broken``), or the
             fault served (``"529"``, ``"drop"``, ``"cut"``, ``"overflow"``).
         at: ``time.time()`` when it arrived.
         usage: The ``usage`` the reply reported (``{}`` for a fault): emulated from the

@@ -43,10 +43,20 @@ from typing import Any
 
 from .tokens import count_tokens
 
-__all__ = ["TTL", "Clock", "PromptCache", "output_tokens", "prompt_blocks"]
+__all__ = [
+    "MAX_BREAKPOINTS",
+    "TTL",
+    "Clock",
+    "PromptCache",
+    "cache_rules_broken",
+    "output_tokens",
+    "prompt_blocks",
+]
 
 #: Seconds a cache entry lives after its last write or hit, by ``cache_control.ttl``.
 TTL = {"5m": 300.0, "1h": 3600.0}
+#: The most blocks one request may mark with ``cache_control`` (the API refuses a fifth).
+MAX_BREAKPOINTS = 4
 #: Framing the API adds per content block and per message (role markers, separators):
 #: a one-character message counts 8 tokens with ``count_tokens``, 7 of them framing.
 BLOCK_FRAMING = 3
@@ -186,6 +196,29 @@ def prompt_blocks(body: Mapping[str, Any]) -> Iterator[tuple[Any, str | None]]:
         for n, block in enumerate(content or ()):
             part, ttl = _strip(block)
             yield {"role": role, "first": n == 0, "block": part}, ttl
+
+
+def cache_rules_broken(body: Mapping[str, Any]) -> str | None:
+    """What the API would refuse in ``body``'s cache marks (a 400), or ``None``.
+
+    Two rules, as the API states them for prompt caching: at most :data:`MAX_BREAKPOINTS`
+    blocks carry ``cache_control``, and a mark with the hour's TTL never comes after one
+    with five minutes' (a longer-lived prefix must come first, in the order tools ->
+    system -> messages). flower places marks of its own in a resumed history
+    (:mod:`flower.stores.anchor`); a request breaking either rule fails against the real
+    API, so the scripted model refuses it the same way rather than bill it."""
+    ttls = [ttl for _, ttl in prompt_blocks(body) if ttl is not None]
+    if len(ttls) > MAX_BREAKPOINTS:
+        return (
+            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+            f"Found {len(ttls)}."
+        )
+    if "5m" in ttls and "1h" in ttls[ttls.index("5m") :]:
+        return (
+            "a cache_control block with ttl='1h' must not come after one with "
+            "ttl='5m': blocks with longer TTLs must come first"
+        )
+    return None
 
 
 def _strip(block: Any) -> tuple[Any, str | None]:

@@ -1,0 +1,138 @@
+"""flower's own cache mark in the view (``stores/anchor.py``): where it sits load by load,
+what it does to the move rule's price, and what it never touches. The real CLI's side
+(the marks reach the model, the cache reads through them) is test_anchor_e2e.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.kernel.ruling_words import OPENINGS
+from flower.stores.anchor import first_long, marked, place_marks
+from flower.stores.marks import load_marks, save_marks
+from flower.stores.mask_rulings import kept_below
+from flower.stores.prune import PruningSessionStore
+
+from .builder import Transcript
+from .test_mask_batched import KEY, store_with, warm_loads
+
+pytestmark = pytest.mark.anyio
+
+
+def flower_marks(view: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """``(tool_use_id, ttl)`` of every marked block of the view, in order."""
+    return [
+        (block["tool_use_id"], block["cache_control"]["ttl"])
+        for line in view
+        if isinstance(line.get("message", {}).get("content"), list)
+        for block in line["message"]["content"]
+        if isinstance(block, dict) and "cache_control" in block
+    ]
+
+
+def result_ids(view: list[dict[str, Any]]) -> list[str]:
+    return [
+        block["tool_use_id"]
+        for line in view
+        if isinstance(line.get("message", {}).get("content"), list)
+        for block in line["message"]["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+
+
+def anchored(path: Path, workspace: Path, ttl: str = "5m") -> PruningSessionStore:
+    store = store_with(path, workspace)
+    store.cache_ttls[KEY["session_id"]] = ttl
+    return store
+
+
+async def test_the_anchor_moves_with_the_boundary_and_marks_the_old_one_once(
+    tmp_path: Path, workspace: Path
+) -> None:
+    store = anchored(tmp_path / "s.db", workspace)
+    loads = await warm_loads(store, 80)
+    counts = [c for c, _ in loads]
+    moves = [i for i in range(1, len(counts)) if counts[i] != counts[i - 1]]
+    assert len(moves) >= 2, counts
+    for i, (count, view) in enumerate(loads):
+        ids = result_ids(view)
+        got = flower_marks(view)
+        assert all(ttl == "5m" for _, ttl in got)
+        if i in moves:  # the old anchor to read, the new one to write
+            assert [m for m, _ in got] == [ids[n - 1] for n in (counts[i - 1], count) if n]
+        elif count:  # between moves: the anchor alone, where the last move put it
+            assert [m for m, _ in got] == [ids[count - 1]]
+        else:
+            assert got == []
+    # stored rows are the CLI's: no mark of flower's in them
+    rows = store._load(KEY) or []
+    assert rows and "cache_control" not in json.dumps(rows)
+    # the anchor is kept with the session: a new store of the same file starts there
+    assert load_marks(store._engine, ("proj", "s1", ""))["anchor"][1] == counts[-1]
+
+
+async def test_with_an_anchor_a_move_pays_sooner(tmp_path: Path, workspace: Path) -> None:
+    """A move priced at what follows the anchor (not the whole history) pays sooner, so
+    the boundary moves more often and the context carries less between moves."""
+    plain = [c for c, _ in await warm_loads(store_with(tmp_path / "a.db", workspace), 80)]
+    marked_ = [c for c, _ in await warm_loads(anchored(tmp_path / "b.db", workspace), 80)]
+    assert plain[:3] == marked_[:3]
+    moves = lambda counts: sum(b != a for a, b in zip(counts, counts[1:], strict=False))  # noqa: E731
+    assert moves(marked_) > moves(plain)
+    assert sum(marked_) > sum(plain)  # more masked, load for load
+
+
+async def test_no_mark_without_the_clis_ttl_and_the_hours_when_told(
+    tmp_path: Path, workspace: Path
+) -> None:
+    plain = await warm_loads(store_with(tmp_path / "a.db", workspace), 30)
+    assert all(flower_marks(view) == [] for _, view in plain)
+    hour = await warm_loads(anchored(tmp_path / "b.db", workspace, ttl="1h"), 30)
+    ttls = {ttl for _, view in hour for _, ttl in flower_marks(view)}
+    assert ttls == {"1h"}
+    store = store_with(tmp_path / "c.db", workspace)
+    store.cache_ttls[KEY["session_id"]] = "10m"  # not a TTL the API knows
+    assert all(flower_marks(view) == [] for _, view in await warm_loads(store, 30))
+
+
+def test_a_ruling_kept_whole_below_the_boundary_holds_the_anchor_before_it() -> None:
+    t = Transcript()
+    t.prompt("work")
+    rulings = []
+    for n in range(6):
+        rulings.append(len(t.lines))
+        t.prompt(f"{OPENINGS['not_yet']}还差 {n} 项。")
+        t.call(f"make step{n}", "x" * 500)
+    prompts = [i for i, line in enumerate(t.lines) if isinstance(line["message"]["content"], str)]
+    # the newest two rulings stay whole; below line rulings[5] the one at rulings[4] is
+    # one of them
+    assert kept_below(t.lines, prompts, rulings[5] + 1) == rulings[4]
+    assert kept_below(t.lines, prompts, rulings[4]) is None  # only masked ones below
+    assert kept_below(t.lines, prompts, 0) is None
+
+
+def test_the_helpers() -> None:
+    blocks: list[Any] = [
+        (1, {}, {"type": "tool_result", "tool_use_id": f"t{n}", "content": "y" * (n * 100)})
+        for n in range(5)
+    ]
+    assert first_long(blocks, 0, 5, 250) == 3
+    assert first_long(blocks, 0, 2, 250) == 2  # none before the stop
+    assert place_marks(blocks, [0, 2, 2, 9], "1h") == 1  # none for 0, once, none past the end
+    assert blocks[1][2]["cache_control"] == marked("1h") == {"type": "ephemeral", "ttl": "1h"}
+    assert all("cache_control" not in b[2] for i, b in enumerate(blocks) if i != 1)
+
+
+def test_marks_round_trip_with_and_without_an_anchor(tmp_path: Path, workspace: Path) -> None:
+    store = store_with(tmp_path / "s.db", workspace)
+    key = ("proj", "s9", "")
+    save_marks(store._engine, key, {"mask": ("a", 3), "anchor": ("b", 2), "expiry": ("c", 4)})
+    assert load_marks(store._engine, key) == {"mask": ("a", 3), "anchor": ("b", 2),
+                                              "expiry": ("c", 4)}  # fmt: skip
+    save_marks(store._engine, key, {"anchor": ("b", 2)})  # an anchor without a mask
+    assert load_marks(store._engine, key) == {"anchor": ("b", 2)}
+    save_marks(store._engine, key, {"mask": ("a", 3)})  # as an older flower wrote them
+    assert load_marks(store._engine, key) == {"mask": ("a", 3)}
