@@ -47,7 +47,7 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions, SystemMessage, query
 
-from flower.runtime.cache_rhythm import HOUR, CacheRhythm
+from flower.runtime.cache_rhythm import HOUR, CacheRhythm, lifetime, marks_ttl
 from flower.stores.mask import MaskPolicy
 from flower.stores.prune import PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
@@ -282,12 +282,15 @@ async def coordinator(
         prompt = feedback(r) if r > 1 else f"[round {r:03d}] 目标: rewrite the parser. 开始。"
         rhythm.started("coordinator", sid, model.clock.now())
         extra = rhythm.env("coordinator", {})
-        run.hour_rounds += bool(extra)
+        hour = lifetime(extra)
+        run.hour_rounds += bool(hour)
+        if sid and isinstance(store, VirtualTime):  # as the Runtime does: the CLI's TTL
+            store.cache_ttls[sid] = marks_ttl(extra, cwd=workspace) or ""
         sid = await session(
             model, store, workspace, work / f"h{r}", prompt, sid, ["Bash", "Agent"], extra
         )
         rhythm.ended(sid, model.clock.now())
-        if extra:  # as the Runtime does: the store counts the hour's cache as warm
+        if hour:  # as the Runtime does: the store counts the hour's cache as warm
             store.cache_lifetimes[sid] = HOUR
         mains = [q for q in model.requests[before:] if not q.is_subagent and q.usage]
         run.rounds.append((context(mains[0]), context(mains[-1])))

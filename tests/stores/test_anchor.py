@@ -4,6 +4,7 @@ what it does to the move rule's price, and what it never touches. The real CLI's
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,7 @@ async def test_with_an_anchor_a_move_pays_sooner(tmp_path: Path, workspace: Path
     plain = [c for c, _ in await warm_loads(store_with(tmp_path / "a.db", workspace), 80)]
     marked_ = [c for c, _ in await warm_loads(anchored(tmp_path / "b.db", workspace), 80)]
     assert plain[:3] == marked_[:3]
-    moves = lambda counts: sum(b != a for a, b in zip(counts, counts[1:], strict=False))  # noqa: E731
+    moves = lambda counts: sum(b != a for a, b in itertools.pairwise(counts))  # noqa: E731
     assert moves(marked_) > moves(plain)
     assert sum(marked_) > sum(plain)  # more masked, load for load
 

@@ -33,10 +33,15 @@ def script() -> list[Any]:
         conversation("r4", text("four"), after_user=PROMPTS[4]),
         conversation("r3", text("three"), after_user=PROMPTS[3]),
         conversation("r2", text("two"), after_user=PROMPTS[2]),
-        conversation("r1", *[bash(f"seq 1 {300 + n}") for n in range(4)], text("one"),
-                     after_user=PROMPTS[1]),  # fmt: skip
-        conversation("main", *[bash(f"seq 1 {200 + n}") for n in range(8)], text("begun"),
-                     first_user=PROMPTS[0]),  # fmt: skip
+        conversation(
+            "r1", *[bash(f"seq 1 {300 + n}") for n in range(4)], text("one"), after_user=PROMPTS[1]
+        ),
+        conversation(
+            "main",
+            *[bash(f"seq 1 {200 + n}") for n in range(8)],
+            text("begun"),
+            first_user=PROMPTS[0],
+        ),
     ]
 
 
