@@ -4,6 +4,7 @@ what it does to the move rule's price, and what it never touches. The real CLI's
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 from pathlib import Path
@@ -18,6 +19,7 @@ from flower.stores.mask_rulings import kept_below
 from flower.stores.prune import PruningSessionStore
 
 from .builder import Transcript
+from .test_mask import output
 from .test_mask_batched import KEY, store_with, warm_loads
 
 pytestmark = pytest.mark.anyio
@@ -113,6 +115,11 @@ def test_a_ruling_kept_whole_below_the_boundary_holds_the_anchor_before_it() -> 
     assert kept_below(t.lines, prompts, rulings[5] + 1) == rulings[4]
     assert kept_below(t.lines, prompts, rulings[4]) is None  # only masked ones below
     assert kept_below(t.lines, prompts, 0) is None
+    # one ruling alone is one of the newest two: kept, wherever the boundary is
+    one = Transcript()
+    one.prompt(f"{OPENINGS['not_yet']}还差 1 项。")
+    one.call("make", "x" * 500)
+    assert kept_below(one.lines, [0], 3) == 0
 
 
 def test_the_helpers() -> None:
@@ -121,10 +128,14 @@ def test_the_helpers() -> None:
         for n in range(5)
     ]
     assert first_long(blocks, 0, 5, 250) == 3
+    assert first_long(blocks, 0, 5, 300) == 3  # exactly the least counts
+    assert first_long(blocks, -3, 5, 0) == 0  # a start before the first is the first
     assert first_long(blocks, 0, 2, 250) == 2  # none before the stop
     assert place_marks(blocks, [0, 2, 2, 9], "1h") == 1  # none for 0, once, none past the end
     assert blocks[1][2]["cache_control"] == marked("1h") == {"type": "ephemeral", "ttl": "1h"}
     assert all("cache_control" not in b[2] for i, b in enumerate(blocks) if i != 1)
+    assert place_marks(blocks, [1, 5], "5m") == 2  # the oldest and the newest
+    assert [i for i, b in enumerate(blocks) if "cache_control" in b[2]] == [0, 1, 4]
 
 
 def test_marks_round_trip_with_and_without_an_anchor(tmp_path: Path, workspace: Path) -> None:
@@ -137,3 +148,40 @@ def test_marks_round_trip_with_and_without_an_anchor(tmp_path: Path, workspace: 
     assert load_marks(store._engine, key) == {"anchor": ("b", 2)}
     save_marks(store._engine, key, {"mask": ("a", 3)})  # as an older flower wrote them
     assert load_marks(store._engine, key) == {"mask": ("a", 3)}
+
+
+async def loaded(store: PruningSessionStore, t: Transcript, sid: str) -> list[dict[str, Any]]:
+    key = {"project_key": "proj", "session_id": sid}
+    store.cache_ttls[sid] = "5m"
+    await store.append(key, copy.deepcopy(t.lines))
+    return (await store.load(key)) or []  # no timestamps: a cold load
+
+
+async def test_the_anchor_sits_before_what_a_later_load_changes(
+    tmp_path: Path, workspace: Path
+) -> None:
+    store = store_with(tmp_path / "s.db", workspace)
+    # a long answer of the human's: never masked, and trimmed once it is older than the
+    # newest 20 results, so a later load changes it
+    human = Transcript()
+    human.prompt("work")
+    for n in range(30):
+        tool = "mcp__human__ask" if n == 20 else "Bash"
+        human.call(f"make {n}", output(n, 2500 if n == 20 else 900), tool=tool)
+    view = await loaded(store, human, "human")
+    ids = result_ids(view)
+    assert store.last_report["masked"] == 27  # all but the newest two and the human's
+    assert flower_marks(view) == [(ids[19], "5m")]  # the newest result before it
+    # a ruling below the boundary that is one of the newest two: masked when more come
+    ruled = Transcript()
+    ruled.prompt("work")
+    for n in range(12):
+        if n in (3, 8, 10):
+            ruled.prompt(f"{OPENINGS['not_yet']}第 {n} 步还没有过。")
+        ruled.call(f"make {n}", output(n))
+    store = store_with(tmp_path / "r.db", workspace)  # its uuids are the first's
+    view = await loaded(store, ruled, "ruled")
+    ids = result_ids(view)
+    assert store.last_report["masked"] == 10, store.last_report
+    assert store.last_report["superseded_rulings"] == 1
+    assert flower_marks(view) == [(ids[7], "5m")]  # before the ruling at call 8
