@@ -17,9 +17,10 @@ from flower.stores.anchor import first_long, marked, place_marks
 from flower.stores.marks import load_marks, save_marks
 from flower.stores.mask_rulings import kept_below
 from flower.stores.prune import PruningSessionStore
+from flower.stores.trim import TrimPolicy
 
 from .builder import Transcript
-from .test_mask import output
+from .test_mask import last_time, output, session
 from .test_mask_batched import KEY, store_with, warm_loads
 
 pytestmark = pytest.mark.anyio
@@ -185,3 +186,32 @@ async def test_the_anchor_sits_before_what_a_later_load_changes(
     assert store.last_report["masked"] == 10, store.last_report
     assert store.last_report["superseded_rulings"] == 1
     assert flower_marks(view) == [(ids[7], "5m")]  # before the ruling at call 8
+
+
+async def test_expiry_alone_moves_the_anchor_too(tmp_path: Path, workspace: Path) -> None:
+    """``Runtime(trim=False)``: nothing is masked, and expiry's boundary moves in steps of
+    12 on a warm cache; each step is a move for the anchor."""
+    store = PruningSessionStore(
+        tmp_path / "s.db", workspace, policy=TrimPolicy(enabled=False)
+    )  # fmt: skip
+    store.cache_ttls[KEY["session_id"]] = "5m"
+    t = session(40)
+    for line in t.lines:  # every call a glance, which expiry replaces when old
+        for block in line["message"]["content"] if line["type"] == "assistant" else []:
+            block["input"] = {"command": "git status"}
+    stored, seen = 0, []
+    for n in range(3, 41):
+        upto = 1 + 2 * n
+        await store.append(KEY, copy.deepcopy(t.lines[stored:upto]))
+        stored = upto
+        store.now = lambda upto=upto: last_time(t) - 60 * (len(t.lines) - upto) / 2 + 30
+        view = (await store.load(KEY)) or []
+        seen.append((store.last_report.get("expired", 0), flower_marks(view), result_ids(view)))
+    expired = [e for e, _, _ in seen]
+    assert max(expired) >= 24 and {e % 12 for e in expired} == {0}, expired  # steps of 12
+    for i in range(1, len(seen)):
+        (before, _, _), (now, got, ids) = seen[i - 1], seen[i]
+        if now != before:
+            assert [m for m, _ in got] == [ids[k - 1] for k in (before, now) if k]
+        elif now:
+            assert [m for m, _ in got] == [ids[now - 1]]
