@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from context import VirtualTime, context, real_transcripts, session
 
+from flower.runtime.cache_rhythm import TTL_VARIABLE
 from flower.stores.prune import PrunePolicy
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.trim import EphemeralPolicy, TrimPolicy
@@ -135,9 +136,14 @@ async def play(job: Job, folder: Path, pg_target: str | None) -> None:
     else:
         target = folder / "flower.db" if pg_target is None else pg_target
         store = flower_store(target, workspace, job.policy)
+    pinned: dict[str, str] = {}
     with ScriptedModel(script(len(gaps))) as model:
         if isinstance(store, VirtualTime):
             store.clock = model.clock
+            # as a Runtime does (runtime/cache_rhythm.py): the CLI's TTL pinned, and the
+            # store told it, so it marks the history with the same (stores/anchor.py)
+            pinned = {TTL_VARIABLE: "5m"}
+            store.cache_ttls[sid] = "5m"
         await store.append(key, lines)
         for n, gap in enumerate(gaps, 1):
             model.clock.advance(gap)
@@ -152,6 +158,7 @@ async def play(job: Job, folder: Path, pg_target: str | None) -> None:
                 f"[resume {n}] where are we? One line.",
                 sid,
                 ["Bash"],
+                pinned,
             )
             billed = [r for r in model.requests[before:] if r.usage]
             report = dict(getattr(store, "main_report", None) or {})
