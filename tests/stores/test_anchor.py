@@ -17,7 +17,7 @@ from flower.stores.anchor import first_long, marked, place_marks
 from flower.stores.marks import load_marks, save_marks
 from flower.stores.mask_rulings import kept_below
 from flower.stores.prune import PruningSessionStore
-from flower.stores.trim import TrimPolicy
+from flower.stores.trim import EphemeralPolicy, TrimPolicy
 
 from .builder import Transcript
 from .test_mask import last_time, output, session
@@ -53,10 +53,12 @@ def anchored(path: Path, workspace: Path, ttl: str = "5m") -> PruningSessionStor
     return store
 
 
+@pytest.mark.parametrize("expiry", [True, False], ids=["with-expiry", "masking-alone"])
 async def test_the_anchor_moves_with_the_boundary_and_marks_the_old_one_once(
-    tmp_path: Path, workspace: Path
+    tmp_path: Path, workspace: Path, expiry: bool
 ) -> None:
     store = anchored(tmp_path / "s.db", workspace)
+    store.ephemeral = EphemeralPolicy(enabled=expiry)
     loads = await warm_loads(store, 80)
     counts = [c for c, _ in loads]
     moves = [i for i in range(1, len(counts)) if counts[i] != counts[i - 1]]

@@ -33,9 +33,10 @@ view is stored as the original lines (:mod:`flower.stores.handout`).
 from __future__ import annotations
 
 from flower.stores.expire import ResultBlocks
+from flower.stores.marks import Mark, mark_of
 from flower.stores.transcript import text_length
 
-__all__ = ["TTLS", "first_long", "marked", "place_marks"]
+__all__ = ["TTLS", "first_long", "marked", "place_marks", "settle"]
 
 #: The TTLs a mark may carry (the API's, and what the CLI's variable takes).
 TTLS = ("5m", "1h")
@@ -64,3 +65,25 @@ def place_marks(results: ResultBlocks, counts: list[int], ttl: str) -> int:
             results[count - 1][2]["cache_control"] = marked(ttl)
             placed += 1
     return placed
+
+
+def settle(
+    results: ResultBlocks, ids: list[str], anchor: int, edge: int, moved: bool, ttl: str
+) -> tuple[Mark | None, int]:
+    """Place flower's marks for one load; the anchor the next load starts from and how
+    many marks were placed. ``anchor``: where the last load left it (how many of the
+    oldest results lie below it); ``edge``: where this load's would be; ``moved``: this
+    load changed what follows ``anchor`` (a boundary moved, or the cache is cold), so
+    its first request writes every mark after what it reads.
+
+    Only then does the anchor move to ``edge``, and the old one is marked too, to be
+    read. On any other load the first request reads past every mark from the last
+    request's entry and writes none: a mark placed there would name a prefix the cache
+    never held, so the anchor stays."""
+    if moved:
+        counts = [anchor, edge]
+    elif anchor:
+        counts = [anchor]
+    else:
+        return None, 0
+    return mark_of(ids, counts[-1]), place_marks(results, counts, ttl)

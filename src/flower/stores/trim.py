@@ -48,7 +48,8 @@ from flower.kernel.lang import EN, current
 from flower.kernel.policies import TrimPolicy as TrimPolicy
 from flower.kernel.redact import current as current_redactor
 from flower.kernel.redact import watch
-from flower.stores.anchor import TTLS, first_long, place_marks
+from flower.stores.anchor import TTLS, first_long, settle
+from flower.stores.boundaries import draw
 from flower.stores.expire import CMD_CHARS as CMD_CHARS
 from flower.stores.expire import EXPIRED_TEXT as EXPIRED_TEXT
 from flower.stores.expire import EXPIRED_TEXT_EN as EXPIRED_TEXT_EN
@@ -56,11 +57,9 @@ from flower.stores.expire import EphemeralPolicy, ResultBlocks, expire, replace_
 from flower.stores.handout import Handouts
 from flower.stores.marks import Mark, MarkBook, copy_marks, mark_of, place
 from flower.stores.mask import (
-    EXPIRY_CHUNK,
     MASKED_NAME,
     MaskPolicy,
     boundary,
-    cold_points,
     maskable,
     masked_text,
     never_masked,
@@ -225,63 +224,25 @@ class TrimmingSessionStore(SqliteSessionStore):
         ids = [str(block.get("tool_use_id")) for _, _, block in results]
         marks = self._marks.get(key)
         drawn: dict[str, Mark] = {}
-        cold = None
         lives = self.cache_lifetimes.get(key[1], 0.0) if key is not None else 0.0
         # flower's own cache mark (:mod:`flower.stores.anchor`), with the CLI's TTL when
         # the Runtime pinned it: a move then rewrites only what follows the anchor
         ttl = self.cache_ttls.get(key[1]) if key is not None else None
         anchoring = ttl in TTLS and (self.masking or self.ephemeral.enabled)
         anchor = place(marks.get("anchor"), ids) if anchoring else 0
-        moved = False
-        if (self.masking or self.ephemeral.enabled) and self.mask.cold_after is not None:
-            cold_after = max(self.mask.cold_after, lives)
-            cold = cold_points(entries, self.now(), cold_after, prompts=found.prompts)
-        # The batched rule (``MaskPolicy.chunk`` None, with masking on): on a warm cache
-        # every boundary stays where the last load drew it until a move pays for the
-        # rewrite it causes (:func:`~flower.stores.mask.worth_moving`); then masking,
-        # expiry and trimming all move at once, all the way, for one rewrite.
-        batched = self.masking and self.mask.chunk is None
-        reach = 0
-        if self.masking:
-            # Cache-aware (:func:`~flower.stores.mask.boundary`): the oldest ``reach``
-            # results change only when the boundary moves (when it pays, or in chunks,
-            # or all the way on a cold cache), so a warm cache's prefix survives the
-            # loads between two moves.
-            was = place(marks.get("mask"), ids)
-            reach = boundary(self.mask, entries, lines, self.now(), cold=cold)
-            reach = min(max(reach, was), len(results))
-            full = max(len(results) - max(self.mask.keep_recent, 0), 0)
-            if batched and full > reach:
-                start = results[anchor - 1][0] if anchor else 0
-                if self._moves.pays(
-                    self.mask, entries, results, uses, reach, full, found, lives, start
-                ):
-                    reach = full
-            moved = reach > was
+        at = draw(
+            mask=self.mask, ephemeral=self.ephemeral, masking=self.masking, entries=entries,
+            found=found, results=results, marks=marks, now=self.now, lives=lives,
+            moves=self._moves, start=results[anchor - 1][0] if anchor else 0,
+        )  # fmt: skip
+        reach, below = at.reach, at.below
         if self.ephemeral.enabled:
-            # Expiry waits for a boundary too, masking on or off: each expiry note
-            # changes old context, and sliding it at every resume rewrote the cache.
-            keep = max(min(self.mask.keep_recent, self.ephemeral.keep_recent), 0)
-            chunk: int | str | None = "policy"
-            if self.mask.chunk is None and not self.masking:
-                chunk = EXPIRY_CHUNK
-            below = boundary(
-                self.mask, entries, lines, self.now(), keep=keep, cold=cold, chunk=chunk
-            )
-            if batched:  # with masking's move: judged as the results stood then
-                below = max(below, reach + max(self.mask.keep_recent, 0) - keep)
-            was = place(marks.get("expiry"), ids)
-            below = min(max(below, was), len(results))
-            moved = moved or below > was
-            self._expire_below(entries, results, uses, below, keep, found)
+            self._expire_below(entries, results, uses, below, at.keep, found)
             drawn["expiry"] = mark_of(ids, below) or marks.get("expiry")  # type: ignore[assignment]
         # Below ``edge`` no later load changes anything: masking's and expiry's
         # boundaries, a ruling kept whole, trimming's next result (the anchor's place).
-        edge = len(results)
-        if self.masking:
-            edge = min(edge, reach)
-        if self.ephemeral.enabled:
-            edge = min(edge, below)
+        edge = min([len(results), *([reach] if self.masking else []),
+                    *([below] if self.ephemeral.enabled else [])])  # fmt: skip
         if self.masking:
             if reach:
                 entries = self.apply_mask(entries, results[:reach], uses=uses)
@@ -301,43 +262,22 @@ class TrimmingSessionStore(SqliteSessionStore):
             # a failed spill). With chunks, masking's reach (newest 6 plus less than a
             # chunk) is always past trimming's newest 20.
             upto = None
-            if batched:
+            if self.masking and self.mask.chunk is None:
                 upto = reach + max(self.mask.keep_recent, 0) - max(self.policy.keep_recent, 0)
             entries = self.trim(entries, results=results, upto=upto)
         if anchoring:
             assert ttl is not None
             if self.policy.enabled:  # a long result trimming has yet to reach
                 edge = first_long(results, 0, edge, self.policy.min_chars)
-            cold_now = bool(cold) and cold is not None and cold[-1] >= len(entries)
-            placed = self._anchor(results, ids, anchor, edge, moved or cold_now, ttl)
+            placed, count = settle(results, ids, anchor, edge, at.moved or at.cold, ttl)
+            if count:
+                self._count("cache_marks", count)
             if placed is not None:
                 drawn["anchor"] = placed
         elif "anchor" in marks:
             drawn["anchor"] = marks["anchor"]
         self._marks.put(key, marks, {k: v for k, v in drawn.items() if v is not None})
         return entries, found
-
-    def _anchor(
-        self, results: ResultBlocks, ids: list[str], anchor: int, edge: int, moved: bool, ttl: str
-    ) -> Mark | None:
-        """Place flower's cache marks (:mod:`flower.stores.anchor`) and return the anchor
-        the next load starts from. ``anchor``: where the last load left it (how many of
-        the oldest results lie below it); ``edge``: where this load's would be;
-        ``moved``: this load changed what follows ``anchor`` (a boundary moved, or the
-        cache is cold), so its first request writes every mark after what it reads.
-
-        Only then does the anchor move to ``edge``, and the old one is marked too, to be
-        read. On any other load the first request reads past every mark from the last
-        request's entry and writes none: a mark placed there would name a prefix the
-        cache never held, so the anchor stays."""
-        if moved:
-            counts = [anchor, edge]
-        elif anchor:
-            counts = [anchor]
-        else:
-            return None
-        self._count("cache_marks", place_marks(results, counts, ttl))
-        return mark_of(ids, counts[-1])
 
     @property
     def masking(self) -> bool:
