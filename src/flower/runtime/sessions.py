@@ -99,22 +99,21 @@ class SessionQueries:
         """Tell the store the TTL the CLI's cache marks carry in the session about to
         load ``session_id`` (``None``: not known, so the store places no mark of its
         own: ``stores/anchor.py``)."""
-        ttls = getattr(self.store, "cache_ttls", None)
-        if not session_id or not isinstance(ttls, dict):
-            return
-        if ttl:
-            ttls[session_id] = ttl
-        else:
-            ttls.pop(session_id, None)
+        self._tell_store("cache_ttls", session_id, ttl)
 
     def _cache_lives(self, session_id: str | None, seconds: float | None) -> None:
         """Tell the store how long the prompt cache ``session_id`` just wrote lives:
         the hour it asked for, else the default (``stores/trim.py``: the next load
         within that time keeps old context as it was, the cache being warm)."""
-        lives = getattr(self.store, "cache_lifetimes", None)
-        if not session_id or not isinstance(lives, dict):
+        self._tell_store("cache_lifetimes", session_id, seconds)
+
+    def _tell_store(self, table: str, session_id: str | None, value: Any) -> None:
+        """Set (or, for a false ``value``, forget) ``session_id`` in the store's dict
+        ``table``, where the store has one (flower's stores; a bare one has none)."""
+        known = getattr(self.store, table, None)
+        if not session_id or not isinstance(known, dict):
             return
-        if seconds:
-            lives[session_id] = seconds
+        if value:
+            known[session_id] = value
         else:
-            lives.pop(session_id, None)
+            known.pop(session_id, None)
