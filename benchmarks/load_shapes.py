@@ -113,6 +113,7 @@ def measure(
     size = sum(len(s.encode()) + 1 for s in jsonl)
     store = PruningSessionStore(work / f"{name}.db", workspace=work / f"ws-{name}")
     store.now = lambda: 4e9  # long after the newest line: a cold resume, every policy acts
+    store.cache_ttls[KEY["session_id"]] = "5m"  # as a Runtime tells it: flower's mark too
     rows: Any = lines
     loop = asyncio.new_event_loop()  # one loop, as a run has: its worker threads stay
     run = loop.run_until_complete
@@ -164,6 +165,7 @@ def fixed_cost(lines: list[dict[str, Any]], repeats: int, work: Path) -> dict[st
     jsonl = [json.dumps(e, ensure_ascii=False) for e in lines]
     store = PruningSessionStore(work / "small.db", workspace=work / "ws-small")
     store.now = lambda: 4e9
+    store.cache_ttls[KEY["session_id"]] = "5m"
     rows: Any = lines
     loop = asyncio.new_event_loop()
     run = loop.run_until_complete
