@@ -232,7 +232,13 @@ SIGNAL_CHILD = textwrap.dedent(
 )
 
 
-def run_child(mode: str, *signals: int, grace: float = 1.0) -> tuple[int, list[str], float]:
+def run_child(
+    mode: str, *signals: int, grace: float = 1.0, between: tuple[str, ...] = ()
+) -> tuple[int, list[str], float]:
+    """Send ``signals`` to a child in ``mode``, 0.3 s apart; with ``between``, each next
+    signal only once the child printed those lines after the first (two signals of one
+    kind that reach a process before it runs its handler are one signal: on a loaded
+    machine 0.3 s was not always enough for the child to run the first)."""
     child = subprocess.Popen(
         [sys.executable, "-c", SIGNAL_CHILD, mode, str(grace)],
         stdout=subprocess.PIPE,
@@ -242,11 +248,15 @@ def run_child(mode: str, *signals: int, grace: float = 1.0) -> tuple[int, list[s
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "READY"
     started = time.monotonic()
-    for sig in signals:
+    seen: list[str] = []
+    for n, sig in enumerate(signals):
         child.send_signal(sig)
+        if n == 0 and between:
+            seen = [child.stdout.readline().strip() for _ in between]
+            assert seen == list(between)
         time.sleep(0.3)
     code = child.wait(timeout=30)
-    return code, child.stdout.read().split(), time.monotonic() - started
+    return code, seen + child.stdout.read().split(), time.monotonic() - started
 
 
 def test_sigterm_rescues_unwinds_and_exits_143() -> None:
@@ -265,7 +275,9 @@ def test_a_stuck_cleanup_is_ended_by_the_watchdog() -> None:
 
 
 def test_a_second_signal_while_unwinding_exits_at_once() -> None:
-    code, out, took = run_child("stuck", signal.SIGHUP, signal.SIGHUP, grace=30.0)
+    code, out, took = run_child(
+        "stuck", signal.SIGHUP, signal.SIGHUP, grace=30.0, between=("RESCUED", "UNWOUND")
+    )
     assert code == 129 and out == ["RESCUED", "UNWOUND"] and took < 5
 
 
