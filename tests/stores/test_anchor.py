@@ -217,3 +217,21 @@ async def test_expiry_alone_moves_the_anchor_too(tmp_path: Path, workspace: Path
             assert [m for m, _ in got] == [ids[k - 1] for k in (before, now) if k]
         elif now:
             assert [m for m, _ in got] == [ids[now - 1]]
+
+
+async def test_a_subagents_transcript_is_never_marked(tmp_path: Path, workspace: Path) -> None:
+    """The TTL the Runtime pins is the main conversation's; a subagent's requests carry
+    its own (the CLI's subagent setting), so its transcript gets no mark of flower's."""
+    store = store_with(tmp_path / "s.db", workspace)
+    store.cache_ttls["s1"] = "5m"
+    t = Transcript()
+    t.prompt("work")
+    for n in range(12):
+        t.call(f"make {n}", output(n))
+    main = {"project_key": "proj", "session_id": "s1"}
+    worker = {**main, "subpath": "subagents/agent-a1"}
+    await store.append(main, copy.deepcopy(t.lines))
+    await store.append(worker, copy.deepcopy(t.lines))
+    assert flower_marks((await store.load(main)) or [])
+    view = (await store.load(worker)) or []
+    assert store.last_report["masked"] == 10 and flower_marks(view) == []

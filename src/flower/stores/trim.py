@@ -226,8 +226,9 @@ class TrimmingSessionStore(SqliteSessionStore):
         drawn: dict[str, Mark] = {}
         lives = self.cache_lifetimes.get(key[1], 0.0) if key is not None else 0.0
         # flower's own cache mark (:mod:`flower.stores.anchor`), with the CLI's TTL when
-        # the Runtime pinned it: a move then rewrites only what follows the anchor
-        ttl = self.cache_ttls.get(key[1]) if key is not None else None
+        # the Runtime pinned it: a move then rewrites only what follows the anchor. Only
+        # in the main transcript: a subagent's requests carry its own TTL, not pinned.
+        ttl = self.cache_ttls.get(key[1]) if key is not None and not key[2] else None
         anchoring = ttl in TTLS and (self.masking or self.ephemeral.enabled)
         anchor = place(marks.get("anchor"), ids) if anchoring else 0
         at = draw(
