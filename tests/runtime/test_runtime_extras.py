@@ -211,8 +211,9 @@ SIGNAL_CHILD = textwrap.dedent(
     from flower.runtime.signals import rescue_on_signals
 
     mode, grace = sys.argv[1], float(sys.argv[2])
-    if mode == "nohup":
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # the disposition under test is the child's own: a suite started under nohup hands
+    # every child an ignored SIGHUP, which rescue_on_signals rightly leaves ignored
+    signal.signal(signal.SIGHUP, signal.SIG_IGN if mode == "nohup" else signal.SIG_DFL)
 
     def rescue():
         print("RESCUED", flush=True)
