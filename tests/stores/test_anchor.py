@@ -16,6 +16,7 @@ from flower.kernel.ruling_words import OPENINGS
 from flower.stores.anchor import first_long, marked, place_marks
 from flower.stores.marks import load_marks, save_marks
 from flower.stores.mask_rulings import kept_below
+from flower.stores.mask_rulings import rulings as ruling_lines
 from flower.stores.prune import PruningSessionStore
 from flower.stores.trim import EphemeralPolicy, TrimPolicy
 
@@ -113,16 +114,18 @@ def test_a_ruling_kept_whole_below_the_boundary_holds_the_anchor_before_it() -> 
         t.prompt(f"{OPENINGS['not_yet']}还差 {n} 项。")
         t.call(f"make step{n}", "x" * 500)
     prompts = [i for i, line in enumerate(t.lines) if isinstance(line["message"]["content"], str)]
+    found = ruling_lines(t.lines, prompts)
+    assert [line for line, _, _ in found] == rulings
     # the newest two rulings stay whole; below line rulings[5] the one at rulings[4] is
     # one of them
-    assert kept_below(t.lines, prompts, rulings[5] + 1) == rulings[4]
-    assert kept_below(t.lines, prompts, rulings[4]) is None  # only masked ones below
-    assert kept_below(t.lines, prompts, 0) is None
+    assert kept_below(found, rulings[5] + 1) == rulings[4]
+    assert kept_below(found, rulings[4]) is None  # only masked ones below
+    assert kept_below(found, 0) is None
     # one ruling alone is one of the newest two: kept, wherever the boundary is
     one = Transcript()
     one.prompt(f"{OPENINGS['not_yet']}还差 1 项。")
     one.call("make", "x" * 500)
-    assert kept_below(one.lines, [0], 3) == 0
+    assert kept_below(ruling_lines(one.lines, [0]), 3) == 0
 
 
 def test_the_helpers() -> None:

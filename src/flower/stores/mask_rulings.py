@@ -24,7 +24,15 @@ from typing import Any
 from flower.kernel.ruling_words import opens_a_ruling
 from flower.stores.transcript import Entry
 
-__all__ = ["KEEP", "RULING_TEXT", "RULING_TEXT_EN", "kept_below", "mask_rulings"]
+__all__ = [
+    "KEEP",
+    "RULING_TEXT",
+    "RULING_TEXT_EN",
+    "Rulings",
+    "kept_below",
+    "mask_rulings",
+    "rulings",
+]
 
 #: What a superseded ruling becomes; ``{n}`` its characters.
 RULING_TEXT = "[旧裁判意见({n} 字符),已被新的取代]"
@@ -49,13 +57,23 @@ def _ruling_text(entry: Entry) -> tuple[dict[str, Any], str] | None:
     return None
 
 
-def mask_rulings(entries: list[Entry], prompts: list[int], upto: int, english: bool) -> int:
-    """Replace every ruling among the prompt lines ``prompts`` before line ``upto``, but
-    the newest :data:`KEEP` of all, by its placeholder (in place); how many."""
-    found = [(i, at) for i in prompts if (at := _ruling_text(entries[i])) is not None]
+#: The rulings of a view, oldest first: ``(line, container, key)``, the ruling's text at
+#: ``container[key]`` (:func:`rulings`).
+Rulings = list[tuple[int, dict[str, Any], str]]
+
+
+def rulings(entries: list[Entry], prompts: list[int]) -> Rulings:
+    """Every ruling among the prompt lines ``prompts``, oldest first, and where its text
+    sits (one pass: :func:`kept_below` and :func:`mask_rulings` share it)."""
+    return [(i, *at) for i in prompts if (at := _ruling_text(entries[i])) is not None]
+
+
+def mask_rulings(found: Rulings, upto: int, english: bool) -> int:
+    """Replace every ruling of ``found`` (:func:`rulings`) before line ``upto``, but the
+    newest :data:`KEEP` of all, by its placeholder (in place); how many."""
     text = RULING_TEXT_EN if english else RULING_TEXT
     count = 0
-    for index, (container, key) in found[: max(len(found) - KEEP, 0)]:
+    for index, container, key in found[: max(len(found) - KEEP, 0)]:
         if index >= upto:
             break
         body = container[key]
@@ -64,12 +82,11 @@ def mask_rulings(entries: list[Entry], prompts: list[int], upto: int, english: b
     return count
 
 
-def kept_below(entries: list[Entry], prompts: list[int], upto: int) -> int | None:
-    """The line of the oldest ruling before line ``upto`` that :func:`mask_rulings` keeps
-    whole as one of the newest :data:`KEEP` (a later load masks it once newer rulings
-    come: flower's cache mark must sit before it, :mod:`flower.stores.anchor`), else
-    ``None``. Asked before :func:`mask_rulings` changes the lines."""
-    found = [i for i in prompts if i < upto and _ruling_text(entries[i]) is not None]
-    total = sum(1 for i in prompts if _ruling_text(entries[i]) is not None)
-    masked = max(total - KEEP, 0)  # the oldest ``masked`` of all are masked
-    return found[masked] if masked < len(found) else None
+def kept_below(found: Rulings, upto: int) -> int | None:
+    """The line of the oldest ruling of ``found`` before line ``upto`` that
+    :func:`mask_rulings` keeps whole as one of the newest :data:`KEEP` (a later load
+    masks it once newer rulings come: flower's cache mark must sit before it,
+    :mod:`flower.stores.anchor`), else ``None``. Asked before :func:`mask_rulings`
+    changes the lines."""
+    kept = max(len(found) - KEEP, 0)  # the oldest ``kept`` of all are masked
+    return found[kept][0] if kept < len(found) and found[kept][0] < upto else None

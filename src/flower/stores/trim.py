@@ -66,7 +66,7 @@ from flower.stores.mask import (
     placeholder,
 )
 from flower.stores.mask_calls import mask_input
-from flower.stores.mask_rulings import kept_below, mask_rulings
+from flower.stores.mask_rulings import kept_below, mask_rulings, rulings
 from flower.stores.move_cost import MoveCost
 from flower.stores.report import trim_report as trim_report
 from flower.stores.scan import Scan, ScanningStrings, scan
@@ -248,11 +248,12 @@ class TrimmingSessionStore(SqliteSessionStore):
             if reach:
                 entries = self.apply_mask(entries, results[:reach], uses=uses)
                 newest_masked = results[reach - 1][0]
+                ruling = rulings(entries, found.prompts)
                 if anchoring:  # a ruling kept whole below the boundary changes later
-                    kept = kept_below(entries, found.prompts, newest_masked)
+                    kept = kept_below(ruling, newest_masked)
                     if kept is not None:
                         edge = min(edge, bisect.bisect_left(lines, kept))
-                ruled = mask_rulings(entries, found.prompts, newest_masked, self._english)
+                ruled = mask_rulings(ruling, newest_masked, self._english)
                 if ruled:
                     self._count("superseded_rulings", ruled)
             drawn["mask"] = mark_of(ids, reach) or marks.get("mask")  # type: ignore[assignment]
@@ -266,10 +267,12 @@ class TrimmingSessionStore(SqliteSessionStore):
             if self.masking and self.mask.chunk is None:
                 upto = reach + max(self.mask.keep_recent, 0) - max(self.policy.keep_recent, 0)
             entries = self.trim(entries, results=results, upto=upto)
+            if anchoring:  # a long result trimming has yet to reach (it took all before)
+                window = len(results) - max(self.policy.keep_recent, 0)
+                edge = first_long(results, window if upto is None else upto, edge,
+                                  self.policy.min_chars)  # fmt: skip
         if anchoring:
             assert ttl is not None
-            if self.policy.enabled:  # a long result trimming has yet to reach
-                edge = first_long(results, 0, edge, self.policy.min_chars)
             placed, count = settle(results, ids, anchor, edge, at.moved or at.cold, ttl)
             if count:
                 self._count("cache_marks", count)
