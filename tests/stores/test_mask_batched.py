@@ -130,3 +130,16 @@ async def test_trimming_waits_for_the_boundary_and_masking_leaves_one_line(
         )
         for v in pointers
     )
+
+
+async def test_on_the_hours_cache_a_move_waits_longer(tmp_path: Path, workspace: Path) -> None:
+    """The hour's writes cost 2x the input price, not 1.25x: a session the store knows is
+    on the 1-hour cache moves its boundary later (``MaskPolicy.cache_write_hour``)."""
+    from flower.stores.mask import HOUR
+
+    five = [c for c, _ in await warm_loads(store_with(tmp_path / "a.db", workspace), 40)]
+    store = store_with(tmp_path / "b.db", workspace)
+    store.cache_lifetimes[KEY["session_id"]] = HOUR
+    hour = [c for c, _ in await warm_loads(store, 40)]
+    first = lambda counts: next(i for i, c in enumerate(counts) if c)  # noqa: E731
+    assert first(hour) > first(five)
