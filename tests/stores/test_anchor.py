@@ -103,6 +103,11 @@ async def test_no_mark_without_the_clis_ttl_and_the_hours_when_told(
     store = store_with(tmp_path / "c.db", workspace)
     store.cache_ttls[KEY["session_id"]] = "10m"  # not a TTL the API knows
     assert all(flower_marks(view) == [] for _, view in await warm_loads(store, 30))
+    # driving the CLI yourself: one TTL for every session the store loads
+    store = store_with(tmp_path / "d.db", workspace)
+    store.cache_ttl = "1h"
+    ttls = {ttl for _, view in await warm_loads(store, 30) for _, ttl in flower_marks(view)}
+    assert ttls == {"1h"}
 
 
 def test_a_ruling_kept_whole_below_the_boundary_holds_the_anchor_before_it() -> None:

@@ -130,6 +130,10 @@ class TrimmingSessionStore(SqliteSessionStore):
         #: (:mod:`flower.runtime.cache_rhythm`): a load then places flower's own mark
         #: (:mod:`flower.stores.anchor`), which must carry the same.
         self.cache_ttls: dict[str, str] = {}
+        #: The same for every session without an entry there: set it when you drive the
+        #: CLI yourself with ``CLAUDE_CODE_PROMPT_CACHE_TTL`` pinned to it (``None``: no
+        #: mark of flower's in such a session).
+        self.cache_ttl: str | None = None
         #: Prices a warm move of masking's boundary (and keeps each line's size).
         self._moves = MoveCost()
         self.last_report: dict[str, int] = {}
@@ -228,7 +232,9 @@ class TrimmingSessionStore(SqliteSessionStore):
         # flower's own cache mark (:mod:`flower.stores.anchor`), with the CLI's TTL when
         # the Runtime pinned it: a move then rewrites only what follows the anchor. Only
         # in the main transcript: a subagent's requests carry its own TTL, not pinned.
-        ttl = self.cache_ttls.get(key[1]) if key is not None and not key[2] else None
+        ttl = (
+            self.cache_ttls.get(key[1], self.cache_ttl) if key is not None and not key[2] else None
+        )
         anchoring = ttl in TTLS and (self.masking or self.ephemeral.enabled)
         anchor = place(marks.get("anchor"), ids) if anchoring else 0
         at = draw(
