@@ -243,3 +243,30 @@ async def test_a_subagents_transcript_is_never_marked(tmp_path: Path, workspace:
     assert flower_marks((await store.load(main)) or [])
     view = (await store.load(worker)) or []
     assert store.last_report["masked"] == 10 and flower_marks(view) == []
+
+
+async def test_batched_expiry_never_reaches_the_newest_results(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """Masking batched, every call a glance: expiry's boundary goes with masking's
+    (all but the newest two here), never past it into the newest results."""
+    store = anchored(tmp_path / "s.db", workspace)
+    t = session(40)
+    for line in t.lines:
+        for block in line["message"]["content"] if line["type"] == "assistant" else []:
+            block["input"] = {"command": "git status"}
+    stored = 0
+    for n in range(3, 41):
+        upto = 1 + 2 * n
+        await store.append(KEY, copy.deepcopy(t.lines[stored:upto]))
+        stored = upto
+        store.now = lambda upto=upto: last_time(t) - 60 * (len(t.lines) - upto) / 2 + 30
+        view = (await store.load(KEY)) or []
+        newest = [
+            block["content"]
+            for line in view[-4:]
+            if line["type"] == "user"
+            for block in line["message"]["content"]
+        ]
+        assert len(newest) == 2 and all(c.startswith("result ") for c in newest), newest
+        assert store.last_report.get("expired", 0) <= n - 2
