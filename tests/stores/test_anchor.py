@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +199,24 @@ async def test_the_anchor_sits_before_what_a_later_load_changes(
     assert flower_marks(view) == [(ids[7], "5m")]  # before the ruling at call 8
 
 
+async def glance_loads(
+    store: PruningSessionStore, calls: int
+) -> AsyncIterator[tuple[int, list[dict[str, Any]]]]:
+    """One session of ``calls`` glances (``git status``, which expiry replaces when old),
+    growing a call at a time and loaded warm after each: (calls so far, view)."""
+    t = session(calls)
+    for line in t.lines:
+        for block in line["message"]["content"] if line["type"] == "assistant" else []:
+            block["input"] = {"command": "git status"}
+    stored = 0
+    for n in range(3, calls + 1):
+        upto = 1 + 2 * n
+        await store.append(KEY, copy.deepcopy(t.lines[stored:upto]))
+        stored = upto
+        store.now = lambda upto=upto: last_time(t) - 60 * (len(t.lines) - upto) / 2 + 30
+        yield n, (await store.load(KEY)) or []
+
+
 async def test_expiry_alone_moves_the_anchor_too(tmp_path: Path, workspace: Path) -> None:
     """``Runtime(trim=False)``: nothing is masked, and expiry's boundary moves in steps of
     12 on a warm cache; each step is a move for the anchor."""
@@ -205,18 +224,10 @@ async def test_expiry_alone_moves_the_anchor_too(tmp_path: Path, workspace: Path
         tmp_path / "s.db", workspace, policy=TrimPolicy(enabled=False)
     )  # fmt: skip
     store.cache_ttls[KEY["session_id"]] = "5m"
-    t = session(40)
-    for line in t.lines:  # every call a glance, which expiry replaces when old
-        for block in line["message"]["content"] if line["type"] == "assistant" else []:
-            block["input"] = {"command": "git status"}
-    stored, seen = 0, []
-    for n in range(3, 41):
-        upto = 1 + 2 * n
-        await store.append(KEY, copy.deepcopy(t.lines[stored:upto]))
-        stored = upto
-        store.now = lambda upto=upto: last_time(t) - 60 * (len(t.lines) - upto) / 2 + 30
-        view = (await store.load(KEY)) or []
-        seen.append((store.last_report.get("expired", 0), flower_marks(view), result_ids(view)))
+    seen = [
+        (store.last_report.get("expired", 0), flower_marks(view), result_ids(view))
+        async for _, view in glance_loads(store, 40)
+    ]
     expired = [e for e, _, _ in seen]
     assert max(expired) >= 24 and {e % 12 for e in expired} == {0}, expired  # steps of 12
     for i in range(1, len(seen)):
@@ -251,17 +262,7 @@ async def test_batched_expiry_never_reaches_the_newest_results(
     """Masking batched, every call a glance: expiry's boundary goes with masking's
     (all but the newest two here), never past it into the newest results."""
     store = anchored(tmp_path / "s.db", workspace)
-    t = session(40)
-    for line in t.lines:
-        for block in line["message"]["content"] if line["type"] == "assistant" else []:
-            block["input"] = {"command": "git status"}
-    stored = 0
-    for n in range(3, 41):
-        upto = 1 + 2 * n
-        await store.append(KEY, copy.deepcopy(t.lines[stored:upto]))
-        stored = upto
-        store.now = lambda upto=upto: last_time(t) - 60 * (len(t.lines) - upto) / 2 + 30
-        view = (await store.load(KEY)) or []
+    async for n, view in glance_loads(store, 40):
         newest = [
             block["content"]
             for line in view[-4:]
