@@ -87,6 +87,78 @@ def test_silent_and_slow_connections_are_closed_the_owners_stay(tmp_path: Path) 
         assert owner.getresponse().status == 200  # showed the token: not timed out
 
 
+def read_whole(sock: socket.socket, seconds: float = 5) -> bytes:
+    """One HTTP response from ``sock``, as far as it came (to EOF, a reset, or its length)."""
+    sock.settimeout(seconds)
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data or len(data) < body_end(data):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:  # reset or timed out: what came is all there is
+        pass
+    return data
+
+
+def body_end(data: bytes) -> int:
+    head, _, _ = data.partition(b"\r\n\r\n")
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return len(head) + 4 + int(value)
+    return len(data) + 1
+
+
+@pytest.mark.parametrize("first", ["shell", "newcomers", "owner"])
+def test_a_page_shell_being_answered_is_not_evicted(tmp_path: Path, first: str) -> None:
+    """A browser's request for the page's shell carries no token (it sits in the URL's
+    fragment): once evicted between its request and its answer, Chromium showed its own
+    error page under a flood. Here the server's loop is held while the shell's request and
+    three newcomers arrive together, with every slot taken by young stalled heads: the
+    newcomers displace the stalled, never the shell, which gets its page whole. Which the
+    loop hears first decides whether the shell's request was read (``serving``) or still
+    waits in the kernel (looked at) when the newcomers choose whom to evict; ``owner``: the
+    late request is the owner's own (with the token), still in the kernel."""
+    hub, _, _ = hub_with_question(tmp_path)
+    with served(hub, Limits(connections=8)) as running:
+        port, gate = port_of(running), running.gate
+        shell = socket.create_connection(("127.0.0.1", port))
+        stalled = [socket.create_connection(("127.0.0.1", port)) for _ in range(gate.budget - 1)]
+        for sock in stalled:
+            sock.sendall(b"GET /state HTTP/1.1\r\n")  # young for PARTIAL_SECONDS
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and (
+            len(gate.conns) < gate.budget
+            or sum(p.state == "partial" for p in gate.conns.values()) < gate.budget - 1
+        ):
+            time.sleep(0.01)
+        assert gate.open == gate.budget and not gate.evicted
+        loop, held = next(iter(gate.conns.values())).loop, threading.Event()
+        loop.call_soon_threadsafe(lambda: (held.set(), time.sleep(0.4)))
+        assert held.wait(5)
+        if first == "shell":
+            shell.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        newcomers = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+        for sock in newcomers:
+            sock.sendall(f"GET /state HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        if first != "shell":
+            token = f"X-Flower-Token: {TOKEN}\r\n" if first == "owner" else ""
+            path = "/state" if first == "owner" else "/"
+            shell.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{token}\r\n".encode())
+        page = read_whole(shell)
+        figures = (
+            f"{len(page)} bytes: {page[:40]!r}; evicted {gate.evicted}, refused {gate.refused}"
+        )
+        assert page.startswith(b"HTTP/1.1 200") and len(page) >= body_end(page), figures
+        assert (b"<html" in page.lower()) == (first != "owner"), figures
+        assert gate.evicted == 3, figures  # three stalled heads made room, not the shell
+        assert all(read_whole(sock).startswith(b"HTTP/1.1 401") for sock in newcomers)
+        for sock in [shell, *stalled, *newcomers]:
+            sock.close()
+
+
 def test_a_page_that_stops_reading_is_dropped_and_holds_nothing(tmp_path: Path) -> None:
     hub = Hub(enabled=True)
     with served(hub, Limits(write_seconds=1.0)) as running:

@@ -93,13 +93,20 @@ class Gate:
 
     1. a connection that never sent a byte in ``SILENT_GRACE`` (nothing waits in the
        kernel for it either);
-    2. one whose request was read and did not carry the token (it got its 401/421);
-    3. one still sending its request head after ``PARTIAL_SECONDS`` (slow headers);
+    2. one whose request, without the token, was answered in full (the page's shell,
+       or a 401/421) and now idles;
+    3. one still sending its request head, or still being answered, after
+       ``PARTIAL_SECONDS`` (slow headers, a body that never comes);
     4. for a newcomer that is not itself a half-sent head (see :func:`arrival`), one
        still sending its head however young: the owner's request comes whole with its
        connection, a stalling flood's never does.
 
-    A connection that showed the token is never evicted. When nobody may go, a
+    A connection that showed the token is never evicted, nor for its first
+    ``PARTIAL_SECONDS`` one whose answer is being written (``serving``, or bytes of it
+    still buffered): a page opened during a flood once lost its shell that way, reset
+    between its request and the answer, and Chromium showed its own error page.
+
+    When nobody may go, a
     newcomer waits in the kernel's queue for the loop's next turn (the evicted are
     still closing) or, when every slot is the token's (or a young head and the
     newcomer is one too), is closed at once.
@@ -164,12 +171,17 @@ class Gate:
                         return proto
                     young = young or proto  # just accepted: its request may be on its way
                     continue
-                proto.state, proto.since = "partial", now  # its request is arriving
-            if proto.state == "answered":
+                kind = peeked(sock, self.vouch)  # its request arrived, not yet read
+                if kind == "vouched":
+                    continue  # the owner's, about to be trusted
+                proto.state = "serving" if kind == "head" else "partial"
+                proto.since = now
+            writing = proto.state == "serving" or proto.transport.get_write_buffer_size() > 0
+            if proto.state == "answered" and not writing:
                 answered = answered or proto
             elif now - proto.since > PARTIAL_SECONDS:
                 partial = partial or proto
-            else:
+            elif not writing:  # being answered: let the answer go out first
                 young = young or proto
         return answered or partial or (young if eager else None)
 
@@ -208,7 +220,8 @@ class GatedProtocol(H11Protocol):
     """uvicorn's HTTP/1.1 protocol, counted by the gate and timed out until trusted.
 
     ``state``: ``silent`` (no byte yet), ``partial`` (a request head arriving),
-    ``answered`` (a request read, without the token). ``trusted``: a request carried
+    ``serving`` (a request without the token read, its answer not yet written whole),
+    ``answered`` (that answer written; the connection idles). ``trusted``: a request carried
     the token, checked the moment its head is parsed (``gate.vouch``) and again by
     the app.
     """
@@ -233,7 +246,12 @@ class GatedProtocol(H11Protocol):
         if self.headers is not None and not self.trusted:  # a request head was parsed
             self.trusted = self.gate.vouch(self.headers)
             if not self.trusted:
-                self.state = "answered"
+                self.state, self.since = "serving", time.monotonic()
+
+    def on_response_complete(self) -> None:
+        if self.state == "serving":
+            self.state = "answered"
+        super().on_response_complete()
 
     def evict(self) -> None:
         self.evicted = True
@@ -282,6 +300,16 @@ def arrival(conn: socket.socket, vouch: Callable[[list[tuple[bytes, bytes]]], bo
         if colon:
             raw.append((name.strip().lower(), value.strip()))
     return "vouched" if vouch(raw) else "head"
+
+
+def peeked(sock: Any, vouch: Callable[[list[tuple[bytes, bytes]]], bool]) -> str:
+    """:func:`arrival` for a socket asyncio holds (its wrapper has no ``recv``: a duplicate
+    descriptor is looked through, closed at once; ``"partial"`` when none is to be had)."""
+    try:
+        with sock.dup() as peer:
+            return arrival(peer, vouch)
+    except OSError:
+        return "partial"
 
 
 class GatedSocket(socket.socket):
