@@ -53,6 +53,8 @@ def draw(
     entries: list[Any],
     found: Scan,
     results: ResultBlocks,
+    lines: list[int],
+    ids: list[str],
     marks: dict[str, Mark],
     now: Callable[[], float],
     lives: float,
@@ -60,12 +62,11 @@ def draw(
     start: int,
 ) -> Boundaries:
     """Draw this load's boundaries over ``results`` (the counted results of ``entries``,
-    oldest first). ``marks``: where the last load left them; ``lives``: seconds the
+    oldest first; ``lines`` and ``ids``: their line numbers and tool-use ids, which
+    the caller keeps too). ``marks``: where the last load left them; ``lives``: seconds the
     session's cache lives when longer than ``mask.cold_after`` (the hour's); ``start``:
     the line of flower's cache mark, from which a move rewrites (0: none)."""
     out = Boundaries()
-    lines = [i for i, _, _ in results]
-    ids = [str(block.get("tool_use_id")) for _, _, block in results]
     cold = None
     if (masking or ephemeral.enabled) and mask.cold_after is not None:
         cold = cold_points(entries, now(), max(mask.cold_after, lives), prompts=found.prompts)

@@ -239,8 +239,8 @@ class TrimmingSessionStore(SqliteSessionStore):
         anchor = place(marks.get("anchor"), ids) if anchoring else 0
         at = draw(
             mask=self.mask, ephemeral=self.ephemeral, masking=self.masking, entries=entries,
-            found=found, results=results, marks=marks, now=self.now, lives=lives,
-            moves=self._moves, start=results[anchor - 1][0] if anchor else 0,
+            found=found, results=results, lines=lines, ids=ids, marks=marks, now=self.now,
+            lives=lives, moves=self._moves, start=results[anchor - 1][0] if anchor else 0,
         )  # fmt: skip
         reach, below = at.reach, at.below
         if self.ephemeral.enabled:
