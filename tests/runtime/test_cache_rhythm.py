@@ -194,3 +194,17 @@ def test_the_ttl_is_pinned_so_the_store_knows_it(
     assert marks_ttl({}, {}, cwd=project) == "5m"
     (project / ".claude" / "settings.local.json").write_text("{not json")
     assert marks_ttl({}, {}, cwd=project) == "1h"
+    # the setting beats the rhythm's hour too: the CLI would let flower's variable win
+    slow = CacheRhythm()
+    for at in (0.0, 300.0, 600.0):
+        slow.ended("s", at)
+        slow.started("step", "s", at + 300.0)
+    assert slow.ttl("step") == "1h"
+    (project / ".claude" / "settings.local.json").write_text('{"promptCacheTtl": "5m"}')
+    assert slow.env("step", {}, project) == {}
+    # a subagent setting keeps the subagents' TTL; the main conversation takes the hour
+    (tmp_path / "config" / "settings.json").write_text('{"subagentPromptCacheTtl": "5m"}')
+    (project / ".claude" / "settings.local.json").unlink()
+    assert slow.env("step", {}, project) == {TTL_VARIABLE: "1h"}
+    (tmp_path / "config" / "settings.json").write_text("{}")
+    assert slow.env("step", {}, project) == {TTL_VARIABLE: "1h", SUBAGENT_TTL_VARIABLE: "1h"}

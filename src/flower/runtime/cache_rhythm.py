@@ -36,7 +36,8 @@ The user's choice wins wherever the CLI reads one: ``CLAUDE_CODE_PROMPT_CACHE_TT
 ``FORCE_PROMPT_CACHING_5M`` in the environment or the agent's ``env``, or
 ``promptCacheTtl`` in a settings file the CLI reads (the project's
 ``.claude/settings.local.json`` and ``.claude/settings.json``, the user's
-``settings.json``); flower then pins nothing and marks with that TTL.
+``settings.json``); flower then pins nothing, not even the hour the rhythm asks for (the
+CLI lets its variable beat the setting), and marks with that TTL.
 
 The subagents go with their session. A coordinator's workers are its subagents, and a
 round's first worker comes after the same long wait: its prefix (the tools and the
@@ -45,7 +46,8 @@ was written again at every round. With the hour it is read: measured on HT001's 
 with the judge at 400 s, each round's first worker then reads 6.8K tokens at 0.05x
 instead of writing them at 1.25x, for 0.75x more on what each worker writes of its own
 (its task and context, about 2.5K tokens). The user's own
-``CLAUDE_CODE_SUBAGENT_PROMPT_CACHE_TTL`` wins here too.
+``CLAUDE_CODE_SUBAGENT_PROMPT_CACHE_TTL``, or ``subagentPromptCacheTtl`` in a settings
+file, wins here too.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ FORCE_5M_VARIABLE = "FORCE_PROMPT_CACHING_5M"
 HOUR_VARIABLE = "ENABLE_PROMPT_CACHING_1H"
 #: The settings key the CLI reads for its main conversation's TTL.
 SETTINGS_KEY = "promptCacheTtl"
+#: The same for its subagents (and helpers outside the main conversation).
+SUBAGENT_SETTINGS_KEY = "subagentPromptCacheTtl"
 
 
 def lifetime(*envs: Mapping[str, str]) -> float | None:
@@ -113,10 +117,10 @@ def marks_ttl(*envs: Mapping[str, str], cwd: str | Path | None = None) -> str | 
     return chosen if chosen in TTLS else None
 
 
-def settings_ttl(cwd: str | Path | None = None) -> str | None:
-    """``promptCacheTtl`` from the first settings file the CLI reads that names it: the
-    project's (``cwd``) local then shared settings, then the user's
-    (``CLAUDE_CONFIG_DIR`` or ``~/.claude``)."""
+def settings_ttl(cwd: str | Path | None = None, key: str = SETTINGS_KEY) -> str | None:
+    """``key`` (``promptCacheTtl``, or :data:`SUBAGENT_SETTINGS_KEY`) from the first
+    settings file the CLI reads that names it: the project's (``cwd``) local then shared
+    settings, then the user's (``CLAUDE_CONFIG_DIR`` or ``~/.claude``)."""
     config = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
     places = [Path(config) / "settings.json"]
     if cwd is not None:
@@ -127,7 +131,7 @@ def settings_ttl(cwd: str | Path | None = None) -> str | None:
             data = json.loads(place.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        value = data.get(SETTINGS_KEY) if isinstance(data, dict) else None
+        value = data.get(key) if isinstance(data, dict) else None
         if isinstance(value, str) and value:
             return value
     return None
@@ -184,12 +188,14 @@ class CacheRhythm:
         chose one (see the module's docstring)."""
         if not self.enabled or _chosen(TTL_VARIABLE, given) or _chosen(FORCE_5M_VARIABLE, given):
             return {}
-        hour = self.ttl(step)
-        if not hour and settings_ttl(cwd):
+        if settings_ttl(cwd):  # the CLI's variable would beat the user's setting
             return {}
+        hour = self.ttl(step)
         if hour:
             out = {TTL_VARIABLE: hour}
-            if not _chosen(SUBAGENT_TTL_VARIABLE, given):
+            if not _chosen(SUBAGENT_TTL_VARIABLE, given) and not settings_ttl(
+                cwd, SUBAGENT_SETTINGS_KEY
+            ):
                 out[SUBAGENT_TTL_VARIABLE] = hour
             return out
         return {TTL_VARIABLE: "1h" if _chosen(HOUR_VARIABLE, given) else "5m"}
