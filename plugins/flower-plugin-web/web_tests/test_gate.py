@@ -159,6 +159,37 @@ def test_a_page_shell_being_answered_is_not_evicted(tmp_path: Path, first: str) 
             sock.close()
 
 
+def test_a_connection_answered_and_idle_goes_before_young_heads(tmp_path: Path) -> None:
+    """Who goes when the budget is full: a tokenless connection that got its whole answer
+    and idles goes before any young connection still sending its head (the owner's may
+    be one of them); stalled heads go only once nothing answered is left."""
+    hub, _, _ = hub_with_question(tmp_path)
+    with served(hub, Limits(connections=8)) as running:
+        port, gate = port_of(running), running.gate
+        stalled = [socket.create_connection(("127.0.0.1", port)) for _ in range(gate.budget - 1)]
+        for sock in stalled:  # older than the idle one: oldest first would take them
+            sock.sendall(b"GET /state HTTP/1.1\r\n")
+        idle = socket.create_connection(("127.0.0.1", port))
+        idle.sendall(f"GET /state HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        idle.settimeout(5)
+        assert idle.recv(65536).startswith(b"HTTP/1.1 401")  # answered, kept alive
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and (
+            sum(p.state == "partial" for p in gate.conns.values()) < gate.budget - 1
+            or not any(p.state == "answered" for p in gate.conns.values())
+        ):
+            time.sleep(0.01)
+        assert gate.open == gate.budget
+        newcomer = socket.create_connection(("127.0.0.1", port))
+        newcomer.sendall(f"GET /state HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        assert read_whole(newcomer).startswith(b"HTTP/1.1 401")
+        assert closed_within(idle, 3)  # the answered one made room
+        assert gate.evicted == 1
+        assert not any(closed_within(sock, 0.01) for sock in stalled)
+        for sock in [newcomer, *stalled]:
+            sock.close()
+
+
 def test_a_page_that_stops_reading_is_dropped_and_holds_nothing(tmp_path: Path) -> None:
     hub = Hub(enabled=True)
     with served(hub, Limits(write_seconds=1.0)) as running:
