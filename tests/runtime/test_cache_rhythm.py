@@ -172,6 +172,10 @@ def test_the_ttl_is_pinned_so_the_store_knows_it(
                  "ENABLE_PROMPT_CACHING_1H"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
+    import flower.runtime.cache_rhythm as cache_rhythm
+
+    managed = tmp_path / "etc-claude-code"  # not this machine's own policy, if any
+    monkeypatch.setattr(cache_rhythm, "MANAGED_DIR", managed)
     project = tmp_path / "project"
     (project / ".claude").mkdir(parents=True)
     rhythm = CacheRhythm()
@@ -208,3 +212,12 @@ def test_the_ttl_is_pinned_so_the_store_knows_it(
     assert slow.env("step", {}, project) == {TTL_VARIABLE: "1h"}
     (tmp_path / "config" / "settings.json").write_text("{}")
     assert slow.env("step", {}, project) == {TTL_VARIABLE: "1h", SUBAGENT_TTL_VARIABLE: "1h"}
+    # an administrator's managed settings outrank them all, a later drop-in first
+    (managed / "managed-settings.d").mkdir(parents=True)
+    (managed / "managed-settings.json").write_text('{"promptCacheTtl": "5m"}')
+    (project / ".claude" / "settings.local.json").write_text('{"promptCacheTtl": "1h"}')
+    assert marks_ttl({}, {}, cwd=project) == "5m"
+    assert slow.env("step", {}, project) == {}
+    (managed / "managed-settings.d" / "10-a.json").write_text('{"promptCacheTtl": "5m"}')
+    (managed / "managed-settings.d" / "20-b.json").write_text('{"promptCacheTtl": "1h"}')
+    assert marks_ttl({}, {}, cwd=project) == "1h"

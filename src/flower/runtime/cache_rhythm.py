@@ -36,7 +36,8 @@ The user's choice wins wherever the CLI reads one: ``CLAUDE_CODE_PROMPT_CACHE_TT
 ``FORCE_PROMPT_CACHING_5M`` in the environment or the agent's ``env``, or
 ``promptCacheTtl`` in a settings file the CLI reads (the project's
 ``.claude/settings.local.json`` and ``.claude/settings.json``, the user's
-``settings.json``); flower then pins nothing, not even the hour the rhythm asks for (the
+``settings.json``, an administrator's ``/etc/claude-code/managed-settings.json``); flower
+then pins nothing, not even the hour the rhythm asks for (the
 CLI lets its variable beat the setting), and marks with that TTL.
 
 The subagents go with their session. A coordinator's workers are its subagents, and a
@@ -117,15 +118,27 @@ def marks_ttl(*envs: Mapping[str, str], cwd: str | Path | None = None) -> str | 
     return chosen if chosen in TTLS else None
 
 
+#: Where the CLI reads an administrator's settings on Linux (``managed-settings.json``,
+#: and ``managed-settings.d/*.json`` drop-ins); they outrank every other file.
+MANAGED_DIR = Path("/etc/claude-code")
+
+
 def settings_ttl(cwd: str | Path | None = None, key: str = SETTINGS_KEY) -> str | None:
     """``key`` (``promptCacheTtl``, or :data:`SUBAGENT_SETTINGS_KEY`) from the first
-    settings file the CLI reads that names it: the project's (``cwd``) local then shared
-    settings, then the user's (``CLAUDE_CONFIG_DIR`` or ``~/.claude``)."""
+    settings file the CLI reads that names it: the administrator's (:data:`MANAGED_DIR`:
+    the drop-ins, the last in name order first, then ``managed-settings.json``), the
+    project's (``cwd``) local then shared settings, then the user's
+    (``CLAUDE_CONFIG_DIR`` or ``~/.claude``)."""
     config = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
     places = [Path(config) / "settings.json"]
     if cwd is not None:
         places[:0] = [Path(cwd) / ".claude" / "settings.local.json"]
         places[1:1] = [Path(cwd) / ".claude" / "settings.json"]
+    try:
+        drop_ins = sorted((MANAGED_DIR / "managed-settings.d").glob("*.json"), reverse=True)
+    except OSError:
+        drop_ins = []
+    places[:0] = [*drop_ins, MANAGED_DIR / "managed-settings.json"]
     for place in places:
         try:
             data = json.loads(place.read_text(encoding="utf-8"))
