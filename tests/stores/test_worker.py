@@ -30,15 +30,18 @@ def test_a_thread_serves_one_root_task_after_another() -> None:
     """anyio started a thread for each root task; these stay (the fixed cost of a load)."""
     workers = Workers()
     loop = asyncio.new_event_loop()
+    seen: set[threading.Thread] = set()  # the threads themselves: an ident is reused
     try:
-        seen = {loop.run_until_complete(workers.run(threading.get_ident)) for _ in range(20)}
+        for _ in range(20):
+            seen.add(loop.run_until_complete(workers.run(threading.current_thread)))
+            time.sleep(0.005)  # as between two loads: the finished thread marks itself idle
     finally:
         loop.close()
         workers.close()
-    # One thread, or two: a pool starts another when the caller's next call comes before
-    # the finished thread has marked itself idle (seen once under a loaded CI); a thread
-    # a root task, as with anyio, would be 20.
-    assert len(seen) <= 2, seen
+    # One thread, as a rule. A pool starts another when the caller's next call comes before
+    # the finished thread has marked itself idle: CI saw two, and three with the machine
+    # loaded and no pause between the calls. A thread a root task, as with anyio, is 20.
+    assert len(seen) <= 4, seen
 
 
 def test_an_exception_of_the_work_reaches_the_caller() -> None:
