@@ -73,6 +73,7 @@ __all__ = [
     "lifetime",
     "marks_ttl",
     "settings_ttl",
+    "settings_ttls",
 ]
 
 #: The bundled CLI's variable for its main conversation's cache TTL ("5m" or "1h").
@@ -125,10 +126,17 @@ MANAGED_DIR = Path("/etc/claude-code")
 
 def settings_ttl(cwd: str | Path | None = None, key: str = SETTINGS_KEY) -> str | None:
     """``key`` (``promptCacheTtl``, or :data:`SUBAGENT_SETTINGS_KEY`) from the first
-    settings file the CLI reads that names it: the administrator's (:data:`MANAGED_DIR`:
-    the drop-ins, the last in name order first, then ``managed-settings.json``), the
-    project's (``cwd``) local then shared settings, then the user's
-    (``CLAUDE_CONFIG_DIR`` or ``~/.claude``)."""
+    settings file the CLI reads that names it (see :func:`settings_ttls`)."""
+    return settings_ttls(cwd, (key,)).get(key)
+
+
+def settings_ttls(
+    cwd: str | Path | None = None, keys: tuple[str, ...] = (SETTINGS_KEY, SUBAGENT_SETTINGS_KEY)
+) -> dict[str, str]:
+    """Each of ``keys`` that a settings file the CLI reads names, from the first that does,
+    every file read once: the administrator's (:data:`MANAGED_DIR`: the drop-ins, the
+    last in name order first, then ``managed-settings.json``), the project's (``cwd``)
+    local then shared settings, then the user's (``CLAUDE_CONFIG_DIR`` or ``~/.claude``)."""
     config = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
     places = [Path(config) / "settings.json"]
     if cwd is not None:
@@ -139,15 +147,21 @@ def settings_ttl(cwd: str | Path | None = None, key: str = SETTINGS_KEY) -> str 
     except OSError:
         drop_ins = []
     places[:0] = [*drop_ins, MANAGED_DIR / "managed-settings.json"]
+    found: dict[str, str] = {}
     for place in places:
         try:
             data = json.loads(place.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        value = data.get(key) if isinstance(data, dict) else None
-        if isinstance(value, str) and value:
-            return value
-    return None
+        if not isinstance(data, dict):
+            continue
+        for key in keys:
+            value = data.get(key)
+            if key not in found and isinstance(value, str) and value:
+                found[key] = value
+        if len(found) == len(keys):
+            break
+    return found
 
 
 @dataclass
@@ -201,14 +215,13 @@ class CacheRhythm:
         chose one (see the module's docstring)."""
         if not self.enabled or _chosen(TTL_VARIABLE, given) or _chosen(FORCE_5M_VARIABLE, given):
             return {}
-        if settings_ttl(cwd):  # the CLI's variable would beat the user's setting
+        chosen = settings_ttls(cwd)
+        if SETTINGS_KEY in chosen:  # the CLI's variable would beat the user's setting
             return {}
         hour = self.ttl(step)
         if hour:
             out = {TTL_VARIABLE: hour}
-            if not _chosen(SUBAGENT_TTL_VARIABLE, given) and not settings_ttl(
-                cwd, SUBAGENT_SETTINGS_KEY
-            ):
+            if not _chosen(SUBAGENT_TTL_VARIABLE, given) and SUBAGENT_SETTINGS_KEY not in chosen:
                 out[SUBAGENT_TTL_VARIABLE] = hour
             return out
         return {TTL_VARIABLE: "1h" if _chosen(HOUR_VARIABLE, given) else "5m"}
